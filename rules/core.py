@@ -1,0 +1,361 @@
+"""Shared types of every rule system: viewers, events, form fields and the system base class.
+
+A rule system is data plus pure functions. Its battle state is a JSON-serialisable ``dict``;
+:meth:`RuleSystem.apply` takes the state, one declaration, the viewer who sent it and a dice
+source, and returns the new state and the events that happened. Nothing here does I/O.
+
+State conventions every system follows (the web layer relies on them):
+
+- ``state["combatants"]``: ``{combatant_id: {"name", "side", "seat", "controller", ...}}`` where
+  ``controller`` is ``"gm"``, ``"computer"`` or ``"seat"`` and ``seat`` is the opaque id of the
+  player seat that controls it (``None`` unless ``controller == "seat"``).
+- ``state["status"]``: ``"setup"``, ``"active"`` or ``"ended"``.
+
+>>> gm, spectator = Viewer.gm(), Viewer.spectator()
+>>> e = event("choice.made", "Jharek has chosen.", visibility="gm")
+>>> [ev["type"] for ev in visible_events([e], gm)], visible_events([e], spectator)
+(['choice.made'], [])
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+from .dice import DiceSource, Roll
+from .errors import InvalidDeclaration, NotPermitted
+
+Role = Literal["gm", "player", "spectator"]
+State = dict[str, Any]
+Event = dict[str, Any]
+
+PUBLIC = "public"
+GM_ONLY = "gm"
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """Who is looking at (or acting on) a battle: a GM, the player of one seat, or a spectator."""
+
+    role: Role
+    seat: str | None = None
+
+    @classmethod
+    def gm(cls) -> Viewer:
+        return cls("gm")
+
+    @classmethod
+    def spectator(cls) -> Viewer:
+        return cls("spectator")
+
+    @classmethod
+    def player(cls, seat: str) -> Viewer:
+        return cls("player", seat)
+
+    @property
+    def is_gm(self) -> bool:
+        return self.role == "gm"
+
+    def controls(self, state: Mapping[str, Any], combatant_id: str) -> bool:
+        """True if this viewer may act for the combatant (a GM may act for anyone)."""
+        if self.is_gm:
+            return True
+        combatant = state.get("combatants", {}).get(combatant_id)
+        return bool(
+            self.role == "player"
+            and combatant is not None
+            and combatant.get("controller") == "seat"
+            and combatant.get("seat") == self.seat
+        )
+
+    def own_combatants(self, state: Mapping[str, Any]) -> list[str]:
+        """The ids of the combatants this viewer's seat controls (none for GM or spectator)."""
+        if self.role != "player":
+            return []
+        return [
+            cid
+            for cid, c in state.get("combatants", {}).items()
+            if c.get("controller") == "seat" and c.get("seat") == self.seat
+        ]
+
+
+def combatant_visibility(combatant_id: str) -> str:
+    """Visibility of an event only the GM and the controller of one combatant may see."""
+    return f"combatant:{combatant_id}"
+
+
+def may_see(visibility: str, viewer: Viewer, state: Mapping[str, Any]) -> bool:
+    """Whether ``viewer`` may see something with the given visibility."""
+    if visibility == PUBLIC or viewer.is_gm:
+        return True
+    if visibility.startswith("combatant:"):
+        return viewer.controls(state, visibility.split(":", 1)[1])
+    return False
+
+
+def event(
+    type: str,
+    text: str,
+    *,
+    visibility: str = PUBLIC,
+    rolls: Iterable[Roll | Mapping[str, Any]] = (),
+    **data: Any,
+) -> Event:
+    """Build one event: ``type`` is ``noun.past_verb``, ``text`` the plain-words line for the log."""
+    return {
+        "type": type,
+        "text": text,
+        "visibility": visibility,
+        "rolls": [r.to_dict() if isinstance(r, Roll) else dict(r) for r in rolls],
+        "data": data,
+    }
+
+
+def visible_events(
+    events: Iterable[Event], viewer: Viewer, state: Mapping[str, Any] | None = None
+) -> list[Event]:
+    """The events ``viewer`` may see (ownership read from ``state``)."""
+    state = state or {}
+    return [e for e in events if may_see(e.get("visibility", GM_ONLY), viewer, state)]
+
+
+@dataclass(frozen=True)
+class Field:
+    """One field of a stat form or an options form, rendered generically by the board."""
+
+    name: str
+    label: str
+    kind: Literal["int", "text", "bool", "choice"] = "int"
+    default: Any = 0
+    min: int | None = None
+    max: int | None = None
+    choices: tuple[tuple[str, str], ...] = ()
+    help: str = ""
+    group: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "label": self.label,
+            "kind": self.kind,
+            "default": self.default,
+            "min": self.min,
+            "max": self.max,
+            "choices": [list(c) for c in self.choices],
+            "help": self.help,
+            "group": self.group,
+        }
+
+    def clean(self, raw: Any, what: str = "") -> Any:
+        """Validate and normalise one value, raising :class:`InvalidDeclaration` with a clear message."""
+        where = f"{what}{self.label}"
+        if raw is None:
+            raw = self.default
+        if self.kind == "int":
+            if isinstance(raw, bool):
+                raise InvalidDeclaration(f"{where} must be a whole number")
+            if isinstance(raw, str) and raw.strip().lstrip("+-").isdigit():
+                raw = int(raw.strip())
+            if isinstance(raw, float) and raw.is_integer():
+                raw = int(raw)
+            if not isinstance(raw, int):
+                raise InvalidDeclaration(f"{where} must be a whole number, not {raw!r}")
+            if self.min is not None and raw < self.min:
+                raise InvalidDeclaration(f"{where} must be at least {self.min} (got {raw})")
+            if self.max is not None and raw > self.max:
+                raise InvalidDeclaration(f"{where} must be at most {self.max} (got {raw})")
+            return raw
+        if self.kind == "bool":
+            if isinstance(raw, bool):
+                return raw
+            if raw in ("true", "on", "1", 1):
+                return True
+            if raw in ("false", "off", "0", 0, ""):
+                return False
+            raise InvalidDeclaration(f"{where} must be yes or no")
+        if self.kind == "choice":
+            allowed = [c[0] for c in self.choices]
+            if raw not in allowed:
+                raise InvalidDeclaration(f"{where} must be one of {', '.join(allowed)} (got {raw!r})")
+            return raw
+        if not isinstance(raw, str):
+            raise InvalidDeclaration(f"{where} must be text")
+        text = raw.strip()
+        limit = self.max or 60
+        if len(text) > limit:
+            raise InvalidDeclaration(f"{where} is too long ({len(text)} characters, at most {limit})")
+        if self.min and len(text) < self.min:
+            raise InvalidDeclaration(f"{where} must not be empty")
+        return text
+
+
+def clean_fields(fields: Iterable[Field], data: Any, what: str = "") -> dict[str, Any]:
+    """Validate a whole form: unknown keys are ignored, missing ones take their defaults."""
+    if not isinstance(data, Mapping):
+        raise InvalidDeclaration(f"{what or 'the form'} must be an object")
+    return {f.name: f.clean(data.get(f.name), what) for f in fields}
+
+
+CONTROLLERS = ("gm", "computer", "seat")
+
+
+def clean_lineup_entry(entry: Any, index: int) -> dict[str, Any]:
+    """The system-independent part of a lineup entry: id, name, side, controller, seat."""
+    if not isinstance(entry, Mapping):
+        raise InvalidDeclaration(f"combatant {index + 1} must be an object")
+    name = entry.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidDeclaration(f"combatant {index + 1} needs a name")
+    if len(name.strip()) > 40:
+        raise InvalidDeclaration(f"the name {name[:40]!r}… is too long (at most 40 characters)")
+    controller = entry.get("controller", "gm")
+    if controller not in CONTROLLERS:
+        raise InvalidDeclaration(f"{name}: controller must be gm, computer or seat")
+    seat = entry.get("seat")
+    if controller == "seat":
+        if not isinstance(seat, str) or not seat:
+            raise InvalidDeclaration(f"{name}: a seat-controlled combatant needs a seat")
+    else:
+        seat = None
+    side = entry.get("side", "A")
+    if not isinstance(side, str) or not side or len(side) > 20:
+        raise InvalidDeclaration(f"{name}: side must be a short name")
+    cid = entry.get("id") or f"c{index + 1}"
+    if not isinstance(cid, str) or len(cid) > 24 or not cid.replace("-", "").replace("_", "").isalnum():
+        raise InvalidDeclaration(f"{name}: bad combatant id {cid!r}")
+    return {"id": cid, "name": name.strip(), "side": side, "controller": controller, "seat": seat}
+
+
+class RuleSystem:
+    """Base class of a rule system. Subclasses fill in the class attributes and the methods.
+
+    The web layer calls, and only calls:
+
+    - :meth:`combatant_fields`, :meth:`option_fields`, :meth:`presets`, :meth:`help` for the GM's forms;
+    - :meth:`validate_combatant` on every stat block a GM types or loads;
+    - :meth:`setup` to start a battle from a lineup;
+    - :meth:`authorize` then :meth:`apply` for each declaration;
+    - :meth:`view_for` for each viewer's projection (with ``legal``: what that viewer may declare now);
+    - :meth:`is_checkpoint` to find where "undo" goes back to; :meth:`outcome` to know it ended.
+    """
+
+    id: ClassVar[str] = ""
+    name: ClassVar[str] = ""
+    summary: ClassVar[str] = ""
+    #: declaration types only a GM may send
+    gm_declarations: ClassVar[frozenset[str]] = frozenset()
+    #: lineup limits
+    min_combatants: ClassVar[int] = 2
+    max_combatants: ClassVar[int] = 64
+    #: sides a lineup may use
+    sides: ClassVar[tuple[str, ...]] = ("A", "B")
+
+    # --- forms -----------------------------------------------------------------------------
+    def combatant_fields(self) -> list[Field]:
+        return []
+
+    def option_fields(self) -> list[Field]:
+        return []
+
+    def presets(self) -> list[dict[str, Any]]:
+        """Ready-made combatants a GM can start from: ``[{"name": ..., **stats}]``."""
+        return []
+
+    def help(self) -> list[dict[str, str]]:
+        """Help sections in the project's own words: ``[{"title": ..., "text": ...}]``."""
+        return []
+
+    def validate_combatant(self, data: Any, index: int = 0) -> dict[str, Any]:
+        """Normalise one lineup entry (generic part plus the stat fields)."""
+        base = clean_lineup_entry(data, index)
+        if base["side"] not in self.sides:
+            raise InvalidDeclaration(f"{base['name']}: side must be one of {', '.join(self.sides)}")
+        stats = clean_fields(self.combatant_fields(), data, f"{base['name']}: ")
+        return {**stats, **base}
+
+    def validate_lineup(self, lineup: Any) -> list[dict[str, Any]]:
+        if not isinstance(lineup, list):
+            raise InvalidDeclaration("the lineup must be a list of combatants")
+        if len(lineup) > self.max_combatants:
+            raise InvalidDeclaration(f"at most {self.max_combatants} combatants")
+        cleaned = [self.validate_combatant(entry, i) for i, entry in enumerate(lineup)]
+        ids = [c["id"] for c in cleaned]
+        if len(set(ids)) != len(ids):
+            raise InvalidDeclaration("two combatants share an id")
+        return cleaned
+
+    def validate_options(self, data: Any) -> dict[str, Any]:
+        return clean_fields(self.option_fields(), data or {}, "option ")
+
+    # --- the game --------------------------------------------------------------------------
+    def setup(
+        self, lineup: list[dict[str, Any]], options: dict[str, Any], dice: DiceSource
+    ) -> tuple[State, list[Event]]:
+        raise NotImplementedError
+
+    def authorize(self, state: State, declaration: Mapping[str, Any], viewer: Viewer) -> None:
+        """Raise :class:`NotPermitted` unless ``viewer`` may send ``declaration`` (the generic checks)."""
+        if viewer.role == "spectator":
+            raise NotPermitted("spectators watch; they cannot act")
+        if viewer.is_gm:
+            return
+        kind = declaration.get("type")
+        if kind in self.gm_declarations:
+            raise NotPermitted(f"only the GM may {str(kind).replace('_', ' ')}")
+        combatant = declaration.get("combatant")
+        if combatant is None:
+            raise NotPermitted("a player must name the combatant they act for")
+        if not viewer.controls(state, combatant):
+            raise NotPermitted("you can act only for the combatants of your own seat")
+
+    def apply(
+        self, state: State, declaration: Mapping[str, Any], viewer: Viewer, dice: DiceSource
+    ) -> tuple[State, list[Event]]:
+        raise NotImplementedError
+
+    def view_for(self, state: State, viewer: Viewer) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def outcome(self, state: State) -> dict[str, Any] | None:
+        return state.get("outcome")
+
+    def is_checkpoint(self, state: State) -> bool:
+        """True where "undo" may land: the start of a turn or round, before anyone declared."""
+        return True
+
+    def assign(
+        self, state: State, combatant_id: str, controller: str, seat: str | None
+    ) -> tuple[State, list[Event]]:
+        """Hand a combatant to the GM, the computer or a seat in the middle of a battle."""
+        combatants = state.get("combatants", {})
+        if combatant_id not in combatants:
+            raise InvalidDeclaration(f"no combatant {combatant_id!r}")
+        if controller not in CONTROLLERS:
+            raise InvalidDeclaration("controller must be gm, computer or seat")
+        if controller == "seat" and not seat:
+            raise InvalidDeclaration("a seat is needed")
+        new = copy.deepcopy(state)
+        new["combatants"][combatant_id]["controller"] = controller
+        new["combatants"][combatant_id]["seat"] = seat if controller == "seat" else None
+        name = new["combatants"][combatant_id].get("name", combatant_id)
+        who = {"gm": "the GM", "computer": "the computer", "seat": "a player"}[controller]
+        return new, [event("combatant.assigned", f"{name} is now played by {who}.", combatant=combatant_id)]
+
+
+def public_combatant_fields(combatant: Mapping[str, Any], keys: Iterable[str]) -> dict[str, Any]:
+    """Copy only the listed keys of a combatant (for projections)."""
+    return {k: copy.deepcopy(combatant[k]) for k in keys if k in combatant}
+
+
+def require(
+    declaration: Mapping[str, Any], key: str, kind: type | tuple[type, ...], what: str | None = None
+) -> Any:
+    """Fetch a required declaration field of a given type, or raise :class:`InvalidDeclaration`."""
+    if not isinstance(declaration, Mapping):
+        raise InvalidDeclaration("a declaration must be an object")
+    value = declaration.get(key)
+    if value is None or isinstance(value, bool) and kind is not bool or not isinstance(value, kind):
+        raise InvalidDeclaration(f"the declaration needs {what or key}")
+    return value
