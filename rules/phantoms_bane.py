@@ -733,10 +733,6 @@ def computer_scores(view: Mapping[str, Any], cid: str) -> dict[str, float]:
         taken = expected_hit(foe_off, dfc)
         kill = 1.0 if dealt >= foe["health"] else 0.0
         scores[option] = dealt / foe_health + 0.3 * kill - caution * taken / my_health
-    if temperament == "reckless":
-        scores["press"] += 0.35
-    elif temperament == "cowardly":
-        scores["defend"] += 0.15
 
     plain_off, plain_def = bases(me, "attack")
     dealt_plain = expected_hit(plain_off, foe_def)
@@ -746,10 +742,15 @@ def computer_scores(view: Mapping[str, Any], cid: str) -> dict[str, float]:
     losing = my_turns < foe_turns
     chance = escape_chance(me["defence"] + me["skill"], foe["offence"] + foe["skill"])
     low = me["health"] * 2 <= me["health_max"]
+    if temperament == "reckless":
+        # goes all out, the more so when the fight turns against it
+        scores["press"] += 0.35 + (1.5 if losing else 0.0)
+    elif temperament == "cowardly":
+        scores["defend"] += 0.15
     if temperament == "cowardly":
-        run = chance * ((1.0 if losing else 0.0) + (0.6 if low else 0.0))
+        run = chance * (1.0 + (0.6 if low else 0.0)) if low or (losing and my_turns < 2) else -0.5
     elif temperament == "reckless":
-        run = chance * 0.5 if losing and my_turns < 1 else -1.0
+        run = -1.0  # a reckless foe never flees
     else:
         run = chance * 0.8 if losing and (low or my_turns < 1.5) else -0.5
     scores["run_away"] = run
@@ -776,7 +777,9 @@ def _computer_pick(state: State, cid: str, dice: DiceSource, forced: bool = Fals
         event(
             "choice.made",
             f"The computer picks {OPTION_LABELS[pick]} for {name} ({why}).",
-            visibility=GM_ONLY,
+            visibility=GM_ONLY
+            if state["combatants"][cid]["controller"] == "computer"
+            else combatant_visibility(cid),
             rolls=[roll],
             combatant=cid,
             option=pick,
@@ -1227,7 +1230,7 @@ def _end_battle(
         outcome.update(result="victory", winner=winner, winner_side=cs[winner]["side"])
         outcome["text"] = f"{cs[winner]['name']} wins the duel."
     state["outcome"] = outcome
-    events.append(event("battle.ended", outcome["text"], **outcome))
+    events.append(event("battle.ended", outcome["text"], **{k: v for k, v in outcome.items() if k != "text"}))
 
 
 __all__ = ["OPTIONS", "PhantomsBane", "capped", "computer_scores", "escape_chance", "expected_hit", "half"]
