@@ -79,13 +79,13 @@ TEMPERAMENTS: tuple[tuple[str, str], ...] = (
 )
 STAT_NAMES: tuple[str, ...] = ("offence", "defence", "health", "skill")
 
-#: the combatant keys every viewer may see (nothing in this system is secret except pending choices)
+#: the combatant keys every viewer may see: stat blocks are open in this system; pending choices and
+#: the computer's temperament are not
 _VISIBLE_KEYS: tuple[str, ...] = (
     "name",
     "side",
     "seat",
     "controller",
-    "temperament",
     "offence",
     "offence_max",
     "defence",
@@ -614,6 +614,7 @@ def _project(state: Mapping[str, Any], own: set[str], gm: bool) -> dict[str, Any
         entry["mine"] = cid in own
         if gm or cid in own:
             entry["choice"] = state["choices"].get(cid)
+            entry["temperament"] = c.get("temperament", "steady")
         combatants[cid] = entry
     view: dict[str, Any] = {
         "system": "phantoms-bane",

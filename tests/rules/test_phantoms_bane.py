@@ -450,13 +450,43 @@ def test_weakening_order_defence_then_offence_then_health_to_death() -> None:
 
 def test_weakening_uses_health_after_this_turns_damage() -> None:
     state = duel(fighter("A", health=6), fighter("B", "B", health=30, offence=8))
-    # B's 6+8+2 = 16 against A's 1+4+2 = 7 -> 9 damage? too much; use a smaller hit
     state, ev = turn(state, {"a": "attack", "b": "attack"}, [3, 2, 3, 3])
     # B: 3+8+2 = 13 against A: 2+4+2 = 8 -> A takes 5, Health 1, and turn 1 does not exceed 1
     assert state["combatants"]["a"]["health"] == 1 and "combatant.weakened" not in types(ev)
     state, ev = turn(state, {"a": "defend", "b": "attack"}, [3, 6, 2, 3])
     # turn 2 exceeds Health 1: A weakens though it was not hurt this turn
     assert state["last_turn"]["weakening"][0]["combatant"] == "a"
+
+
+def test_both_weaken_to_death_is_a_draw() -> None:
+    weak = {"offence": 0, "defence": 0, "health": 1, "weapon_bonus": 0, "armour_bonus": 0}
+    state = duel(fighter("A", **weak), fighter("B", "B", **weak))
+    state, ev = turn(state, {"a": "attack", "b": "attack"}, [2, 3, 2, 3])
+    assert state["status"] == "active"
+    state, ev = turn(state, {"a": "attack", "b": "attack"}, [2, 3, 2, 3])
+    assert [w["attribute"] for w in state["last_turn"]["weakening"]] == ["health", "health"]
+    assert state["outcome"]["result"] == "draw" and sorted(state["outcome"]["defeated"]) == ["a", "b"]
+    assert types(ev).count("combatant.defeated") == 2
+
+
+def test_setup_accepts_lineups_already_validated_by_the_web_layer() -> None:
+    cleaned = [
+        PB.validate_combatant(fighter("A"), 0),
+        PB.validate_combatant(fighter("B", "B", controller="seat", seat="s9"), 1),
+    ]
+    state, ev = PB.setup(cleaned, PB.validate_options({}), ScriptedDice([]))
+    assert state["combatants"]["b"]["seat"] == "s9" and types(ev) == ["battle.started", "turn.started"]
+    # side B listed first still makes A the first in the dice order
+    state, _ = PB.setup(list(reversed(cleaned)), {}, ScriptedDice([]))
+    assert state["order"] == ["a", "b"]
+
+
+def test_temperament_is_hidden_from_the_other_side() -> None:
+    state = seat_duel()
+    assert "temperament" not in PB.view_for(state, Viewer.player("s2"))["combatants"]["a"]
+    assert "temperament" not in PB.view_for(state, SPECTATOR)["combatants"]["a"]
+    assert PB.view_for(state, Viewer.player("s1"))["combatants"]["a"]["temperament"] == "steady"
+    assert PB.view_for(state, GM)["combatants"]["b"]["temperament"] == "steady"
 
 
 def test_no_weakening_when_a_combatant_falls() -> None:
