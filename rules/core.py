@@ -276,6 +276,11 @@ class RuleSystem:
         return {**stats, **base}
 
     def validate_lineup(self, lineup: Any) -> list[dict[str, Any]]:
+        """A lineup ready to start a battle (systems add their own checks: sides, counts)."""
+        return self.validate_draft(lineup)
+
+    def validate_draft(self, lineup: Any) -> list[dict[str, Any]]:
+        """A lineup the GM is still building: every entry valid, ids unique, nothing else required."""
         if not isinstance(lineup, list):
             raise InvalidDeclaration("the lineup must be a list of combatants")
         if len(lineup) > self.max_combatants:

@@ -1,0 +1,80 @@
+// The connection to the server: versions, catching up, reconnecting, and sending intentions.
+// The client applies an update only if its prev_v equals the version it holds; on any gap it syncs.
+
+export function connect({ table, token, onTable, onBattle, onStatus, onError }) {
+  const state = { battleId: null, v: 0, events: [], view: null, system: null };
+  // eslint-disable-next-line no-undef
+  const socket = io({ auth: { table, token: token || null }, reconnectionDelayMax: 3000 });
+
+  function emit(event, payload, timeout = 15000) {
+    return new Promise((resolve) => {
+      if (!socket.connected) {
+        resolve({ ok: false, error: "Not connected — reconnecting to the board…", code: "offline" });
+        return;
+      }
+      socket.timeout(timeout).emit(event, payload, (err, ack) => {
+        if (err) resolve({ ok: false, error: "The server did not answer in time.", code: "timeout" });
+        else resolve(ack || { ok: false, error: "No answer" });
+      });
+    });
+  }
+
+  function acceptBattle(battle, replaceEvents) {
+    if (!battle) {
+      state.battleId = null; state.v = 0; state.events = []; state.view = null;
+      onBattle(state, []);
+      return;
+    }
+    const fresh = battle.events.filter((e) => e.v > state.v || replaceEvents);
+    if (replaceEvents) state.events = battle.events.slice();
+    else state.events.push(...fresh);
+    if (state.events.length > 400) state.events = state.events.slice(-400);
+    state.battleId = battle.battle_id;
+    state.v = battle.v;
+    state.view = battle.view;
+    state.system = battle.system;
+    state.status = battle.status;
+    onBattle(state, fresh);
+  }
+
+  async function sync() {
+    const known = state.battleId;
+    const ack = await emit("sync", { battle_id: known, since_v: state.v });
+    if (!ack.ok) { onError(ack.error); return; }
+    onTable(ack.table);
+    const battle = ack.battle;
+    acceptBattle(battle, !battle || battle.battle_id !== known || battle.since_v === 0);
+  }
+
+  socket.on("connect", () => { onStatus("live"); sync(); });
+  socket.on("disconnect", () => onStatus("reconnecting"));
+  socket.on("connect_error", (err) => onStatus("reconnecting", err && err.message));
+  socket.on("table", (payload) => {
+    onTable(payload);
+    if (payload.battle_id !== state.battleId) sync();
+  });
+  socket.on("update", (update) => {
+    if (update.battle_id !== state.battleId) { sync(); return; }
+    if (update.v <= state.v) return; // already have it
+    if (update.prev_v !== state.v) { sync(); return; }
+    acceptBattle(update, false);
+  });
+  socket.on("error", (payload) => { if (payload && payload.error) onError(payload.error); });
+
+  function newMsgId() {
+    return `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
+  }
+
+  return {
+    state,
+    socket,
+    emit,
+    sync,
+    declare(declaration) {
+      return emit("declare", { battle_id: state.battleId, expected_v: state.v, declaration, msg_id: newMsgId() });
+    },
+    command(event, payload = {}) {
+      return emit(event, { battle_id: state.battleId, expected_v: state.v, ...payload });
+    },
+  };
+}

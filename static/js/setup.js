@@ -1,0 +1,190 @@
+// The GM's set-up: lineup built from the rule system's stat form (or presets and saved rosters),
+// options, seat assignment, and the battle controls (start, restart, end, undo).
+
+import { h, replace, button } from "./ui.js";
+
+let editing = null; // index of the lineup entry being edited, "new", or null
+
+function controllerChoices(seats) {
+  return [["gm", "GM"], ["computer", "Computer"], ...seats.map((s) => [`seat:${s.id}`, `Player: ${s.name}`])];
+}
+
+function controllerValue(entry) {
+  return entry.controller === "seat" ? `seat:${entry.seat}` : entry.controller;
+}
+
+function splitController(value) {
+  return value.startsWith("seat:") ? { controller: "seat", seat: value.slice(5) } : { controller: value, seat: null };
+}
+
+function select(options, value, attrs = {}) {
+  return h("select", attrs, options.map(([v, label]) => h("option", { value: v, selected: v === value }, label)));
+}
+
+export function renderControls(root, table, state, ctx) {
+  const running = state.view && state.status !== "ended";
+  const canStart = table.lineup && table.lineup.length >= (table.forms ? table.forms.min_combatants : 2);
+  const send = (event, payload = {}) => ctx.command(event, payload);
+  const combatants = state.view && state.view.combatants ? Object.entries(normaliseCombatants(state.view.combatants)) : [];
+  replace(root,
+    h("h2", {}, "Battle"),
+    h("div", { class: "button-row" },
+      !running ? button("Start battle", () => send("battle_start", { replace: true }), { class: "big primary", disabled: !canStart, dataset: { testid: "start-battle" } }) : null,
+      running ? button("Undo last turn", () => send("undo"), { class: "big", dataset: { testid: "undo" } }) : null,
+      running ? button("End battle", () => { if (confirm("End this battle?")) send("battle_end"); }, { class: "big danger", dataset: { testid: "end-battle" } }) : null,
+      state.view ? button("Restart", () => { if (confirm("Start the battle again from the lineup?")) send("battle_restart"); }, { class: "big", dataset: { testid: "restart-battle" } }) : null,
+    ),
+    running && combatants.length ? h("div", { class: "assignments" },
+      h("h3", {}, "Who plays whom"),
+      combatants.map(([id, c]) => h("label", { class: "assign-row" }, h("span", {}, c.name),
+        select(controllerChoices(table.seats || []), controllerValue(c), {
+          dataset: { testid: `assign-${id}` },
+          onchange: (ev) => send("assign", { combatant: id, ...splitController(ev.target.value) }),
+        })))) : null,
+  );
+}
+
+function normaliseCombatants(combatants) {
+  if (Array.isArray(combatants)) return Object.fromEntries(combatants.map((c) => [c.id, c]));
+  return combatants;
+}
+
+export function renderNotes(root, table, ctx) {
+  const area = h("textarea", { rows: 4, maxlength: 5000, placeholder: "Only you see these notes.", dataset: { testid: "gm-notes" } });
+  area.value = table.gm_notes || "";
+  replace(root, h("h2", {}, "GM notes"), area,
+    button("Save notes", async () => {
+      const ack = await ctx.conn.emit("notes_set", { notes: area.value });
+      if (ack.ok) ctx.notice("Notes saved.", "ok"); else ctx.notice(ack.error);
+    }));
+}
+
+export function renderSetup(root, table, ctx) {
+  const lineup = (table.lineup || []).map((e) => ({ ...e }));
+  const fields = table.forms.combatant;
+  const emit = async (event, payload) => {
+    const ack = await ctx.conn.emit(event, payload);
+    if (!ack.ok) ctx.notice(ack.error);
+    return ack;
+  };
+  const saveLineup = (next) => emit("lineup_set", { lineup: next });
+
+  const rows = lineup.map((entry, i) => h("li", { class: "lineup-row", dataset: { testid: `lineup-${i}` } },
+    h("span", { class: "lineup-name" }, entry.name),
+    select(table.forms.sides.map((s) => [s, `Side ${s}`]), entry.side, {
+      "aria-label": "side", onchange: (ev) => { lineup[i].side = ev.target.value; saveLineup(lineup); },
+    }),
+    select(controllerChoices(table.seats || []), controllerValue(entry), {
+      "aria-label": "played by", dataset: { testid: `lineup-controller-${i}` },
+      onchange: (ev) => { Object.assign(lineup[i], splitController(ev.target.value)); saveLineup(lineup); },
+    }),
+    button("Edit", () => { editing = i; renderSetup(root, table, ctx); }),
+    button("✕", () => { lineup.splice(i, 1); saveLineup(lineup); }, { "aria-label": `remove ${entry.name}`, class: "danger" }),
+  ));
+
+  const presetSelect = select([["", "— start from a preset —"], ...(table.presets || []).map((p, i) => [String(i), p.name])], "", { dataset: { testid: "preset" } });
+  presetSelect.addEventListener("change", () => {
+    if (presetSelect.value === "") return;
+    const preset = table.presets[Number(presetSelect.value)];
+    editing = { preset };
+    renderSetup(root, table, ctx);
+  });
+
+  const form = editing === null ? null : statForm(fields, table, editing === "new" ? {} : typeof editing === "number" ? lineup[editing] : editing.preset,
+    async (values) => {
+      const next = lineup.slice();
+      if (typeof editing === "number") next[editing] = { ...next[editing], ...values };
+      else next.push({ controller: "gm", side: table.forms.sides[Math.min(next.length, table.forms.sides.length - 1)], ...values, id: freeId(next) });
+      const ack = await saveLineup(next);
+      if (ack.ok) { editing = null; renderSetup(root, table, ctx); }
+    },
+    () => { editing = null; renderSetup(root, table, ctx); });
+
+  const rosterName = h("input", { placeholder: "Roster name", maxlength: 80, dataset: { testid: "roster-name" } });
+  const optionForm = (table.forms.options || []).length ? optionsForm(table, (options) => emit("options_set", { options })) : null;
+
+  replace(root,
+    h("h2", {}, "Lineup"),
+    h("ol", { class: "lineup", dataset: { testid: "lineup" } }, rows),
+    form || h("div", { class: "button-row" },
+      button("Add combatant", () => { editing = "new"; renderSetup(root, table, ctx); }, { dataset: { testid: "add-combatant" } }),
+      presetSelect),
+    optionForm,
+    h("h3", {}, "Rosters"),
+    h("div", { class: "button-row" }, rosterName,
+      button("Save lineup as roster", () => emit("roster_save", { name: rosterName.value }), { dataset: { testid: "roster-save" } })),
+    h("ul", { class: "rosters" }, (table.rosters || []).map((r) => h("li", {},
+      h("span", {}, `${r.name} (${r.combatants.join(", ")})`),
+      button("Load", () => emit("roster_load", { roster_id: r.id }), { dataset: { testid: `roster-load-${r.id}` } }),
+      button("Add", () => emit("roster_load", { roster_id: r.id, append: true })),
+      button("Delete", () => { if (confirm(`Delete roster ${r.name}?`)) emit("roster_delete", { roster_id: r.id }); }, { class: "danger" }),
+    ))),
+  );
+}
+
+function freeId(lineup) {
+  const taken = new Set(lineup.map((e) => e.id));
+  let i = lineup.length + 1;
+  while (taken.has(`c${i}`)) i += 1;
+  return `c${i}`;
+}
+
+function fieldInput(field, value) {
+  const v = value === undefined ? field.default : value;
+  if (field.kind === "bool") return h("input", { type: "checkbox", name: field.name, checked: !!v });
+  if (field.kind === "choice") return select(field.choices, v, { name: field.name });
+  if (field.kind === "int") return h("input", { type: "number", name: field.name, value: v, min: field.min ?? undefined, max: field.max ?? undefined, inputmode: "numeric" });
+  return h("input", { type: "text", name: field.name, value: v ?? "", maxlength: field.max || 60 });
+}
+
+function readField(field, form) {
+  const input = form.elements.namedItem(field.name);
+  if (field.kind === "bool") return input.checked;
+  if (field.kind === "int") return input.value === "" ? null : Number(input.value);
+  return input.value;
+}
+
+function groupFields(fields) {
+  const groups = new Map();
+  for (const f of fields) {
+    const key = f.group || "";
+    if (!groups.has(key)) groups.set(key, []);
+    groups.get(key).push(f);
+  }
+  return groups;
+}
+
+function statForm(fields, table, initial, onSave, onCancel) {
+  const form = h("form", { class: "stat-form", dataset: { testid: "stat-form" } });
+  const name = h("input", { name: "name", required: true, maxlength: 40, value: initial.name || "", dataset: { testid: "stat-name" } });
+  const blocks = [];
+  for (const [group, list] of groupFields(fields)) {
+    blocks.push(h("fieldset", {}, group ? h("legend", {}, group) : null,
+      list.map((f) => h("label", { title: f.help || "" }, h("span", {}, f.label), fieldInput(f, initial[f.name])))));
+  }
+  form.append(h("label", {}, h("span", {}, "Name"), name), ...blocks,
+    h("div", { class: "button-row" }, h("button", { type: "submit", class: "primary", dataset: { testid: "stat-save" } }, "Save combatant"), button("Cancel", onCancel)));
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const values = { name: name.value };
+    for (const f of fields) values[f.name] = readField(f, form);
+    onSave(values);
+  });
+  return form;
+}
+
+function optionsForm(table, onSave) {
+  const fields = table.forms.options;
+  const form = h("form", { class: "stat-form options-form" },
+    h("h3", {}, "Options"),
+    fields.map((f) => h("label", { title: f.help || "" }, h("span", {}, f.label), fieldInput(f, table.options[f.name]))),
+    fields.some((f) => f.help) ? h("ul", { class: "option-help" }, fields.filter((f) => f.help).map((f) => h("li", {}, h("strong", {}, f.label), `: ${f.help}`))) : null,
+    h("button", { type: "submit", dataset: { testid: "options-save" } }, "Save options"));
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const values = {};
+    for (const f of fields) values[f.name] = readField(f, form);
+    onSave(values);
+  });
+  return form;
+}

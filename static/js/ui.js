@@ -1,0 +1,98 @@
+// Small DOM helpers shared by the shell and the rule-system modules.
+// Everything is built with text nodes: data never goes through innerHTML.
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+/**
+ * h("button", {class: "big", onclick: fn, dataset: {testid: "x"}}, "Label", child...)
+ * Attribute values: functions become listeners (on...), `dataset` fills data-*, `style` an object,
+ * booleans toggle the attribute, null/undefined skip it.
+ */
+export function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  applyAttrs(el, attrs);
+  append(el, children);
+  return el;
+}
+
+/** Same as h() for SVG elements. */
+export function s(tag, attrs = {}, ...children) {
+  const el = document.createElementNS(SVG_NS, tag);
+  applyAttrs(el, attrs);
+  append(el, children);
+  return el;
+}
+
+function applyAttrs(el, attrs) {
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key.startsWith("on") && typeof value === "function") {
+      el.addEventListener(key.slice(2), value);
+    } else if (key === "dataset") {
+      for (const [k, v] of Object.entries(value)) el.dataset[k] = String(v);
+    } else if (key === "style" && typeof value === "object") {
+      for (const [k, v] of Object.entries(value)) el.style.setProperty(k, String(v));
+    } else if (key === "text") {
+      el.textContent = String(value);
+    } else if (value === true) {
+      el.setAttribute(key, "");
+    } else {
+      el.setAttribute(key, String(value));
+    }
+  }
+}
+
+function append(el, children) {
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+}
+
+/** Replace the children of `el`. */
+export function replace(el, ...children) {
+  el.replaceChildren();
+  append(el, children);
+  return el;
+}
+
+/** A health-like bar: current of max. */
+export function bar(current, max, label = "") {
+  const pct = max > 0 ? Math.max(0, Math.min(100, (100 * current) / max)) : 0;
+  const fill = h("span", { class: "bar-fill" });
+  fill.style.width = `${pct}%`;
+  const level = pct > 50 ? "high" : pct > 25 ? "mid" : "low";
+  return h("span", { class: `bar bar-${level}`, role: "meter", "aria-valuenow": current, "aria-valuemax": max, "aria-label": label },
+    fill, h("span", { class: "bar-text" }, label || `${current}/${max}`));
+}
+
+/** One die face. */
+export function die(face, { sides = 6, fresh = false, cls = "" } = {}) {
+  return h("span", { class: `die d${sides} ${fresh ? "rolling" : ""} ${cls}`, title: `d${sides}` }, String(face));
+}
+
+function sidesOf(notation) {
+  const m = /d(\d+)/.exec(notation || "");
+  if (m) return Number(m[1]);
+  const r = /^(-?\d+)-(\d+)$/.exec(notation || "");
+  return r ? Number(r[2]) : 6;
+}
+
+/** The dice of a list of roll records ({dice, purpose, faces, modifier, total}). */
+export function diceTray(rolls, { fresh = false } = {}) {
+  return h("div", { class: "rolls" }, rolls.map((roll) =>
+    h("div", { class: "roll", dataset: { testid: "roll" } },
+      h("span", { class: "roll-purpose" }, roll.purpose),
+      h("span", { class: "roll-faces" }, roll.faces.map((f) => die(f, { sides: sidesOf(roll.dice), fresh }))),
+      h("span", { class: "roll-total" }, roll.faces.length > 1 || roll.modifier ? `= ${roll.total}` : ""),
+    )));
+}
+
+/** Plain label for a value that may be current/max. */
+export function slash(current, max) {
+  return current === max ? String(current) : `${current}/${max}`;
+}
+
+export function button(label, onclick, attrs = {}) {
+  return h("button", { type: "button", onclick, ...attrs }, label);
+}

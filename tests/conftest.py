@@ -1,0 +1,95 @@
+"""Shared fixtures: a real app on a real SQLite file in a temporary folder."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rules import get_system
+from webapp.app import create_app, socketio
+from webapp.config import load_config
+
+
+def make_app(instance: Path, **overrides: Any) -> Any:
+    config = load_config(
+        instance_path=instance,
+        database_url=overrides.pop("database_url", f"sqlite:///{instance / 'test.sqlite3'}"),
+        secret_key="test-secret",
+        testing=True,
+        **overrides,
+    )
+    return create_app(config)
+
+
+@pytest.fixture
+def app(tmp_path: Path) -> Iterator[Any]:
+    application = make_app(tmp_path)
+    yield application
+    application.extensions["battleboard"].service.engine.dispose()
+
+
+@pytest.fixture
+def service(app: Any) -> Any:
+    return app.extensions["battleboard"].service
+
+
+def duel_lineup(*, a: dict[str, Any] | None = None, b: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    presets = {p["name"]: p for p in get_system("phantoms-bane").presets()}
+    hero = {**presets["Jharek"], "id": "jharek", "side": "A", "controller": "gm", "seat": None, **(a or {})}
+    foe = {**presets["Wild Monster"], "id": "monster", "side": "B", "controller": "gm", "seat": None, **(b or {})}
+    return [hero, foe]
+
+
+class Table:
+    """A Phantom's Bane table with two seated players and helpers to connect sockets."""
+
+    def __init__(self, app: Any, *, start: bool = True, foe_controller: str = "seat") -> None:
+        self.app = app
+        self.service = app.extensions["battleboard"].service
+        self.table = self.service.create_table("Test table", "phantoms-bane")
+        _, self.seat_a = self.service.join(self.table.join_code, "Alice")
+        _, self.seat_b = self.service.join(self.table.join_code, "Bob")
+        foe: dict[str, Any] = {"controller": foe_controller}
+        if foe_controller == "seat":
+            foe["seat"] = self.seat_b.public_id
+        lineup = duel_lineup(a={"controller": "seat", "seat": self.seat_a.public_id}, b=foe)
+        self.service.set_lineup(self.table.id, lineup)
+        self.battle_id: int | None = None
+        if start:
+            self.battle_id = self.service.start_battle(self.table.id, seed="fixed-seed").battle_id
+
+    def client(self, token: str | None) -> Any:
+        flask_client = self.app.test_client()
+        client = socketio.test_client(self.app, auth={"table": self.table.slug, "token": token}, flask_test_client=flask_client)
+        assert client.is_connected()
+        return client
+
+    def gm(self) -> Any:
+        return self.client(self.table.gm_token)
+
+    def alice(self) -> Any:
+        return self.client(self.seat_a.token)
+
+    def bob(self) -> Any:
+        return self.client(self.seat_b.token)
+
+    def spectator(self) -> Any:
+        return self.client(None)
+
+    @property
+    def version(self) -> int:
+        assert self.battle_id is not None
+        return self.service.battle(self.battle_id).version
+
+    @property
+    def state(self) -> dict[str, Any]:
+        assert self.battle_id is not None
+        return self.service.battle(self.battle_id).state
+
+
+@pytest.fixture
+def duel(app: Any) -> Table:
+    return Table(app)

@@ -1,0 +1,386 @@
+"""Every socket event through Flask-SocketIO's test client: roles, bad payloads, versions, projections."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tests.conftest import Table, duel_lineup, make_app
+from webapp.app import socketio
+from webapp.sockets import CLIENT_EVENTS, GM_EVENTS
+
+
+def updates(client: Any) -> list[dict[str, Any]]:
+    return [m["args"][0] for m in client.get_received() if m["name"] == "update"]
+
+
+def received_text(client: Any) -> str:
+    return json.dumps(client.get_received())
+
+
+def without_menus(messages: list[dict[str, Any]]) -> str:
+    """The received messages as text, minus the menus of what the receiver itself may choose."""
+    cleaned = []
+    for message in messages:
+        for arg in message["args"]:
+            arg = json.loads(json.dumps(arg))
+            for holder in (arg, arg.get("battle") or {}) if isinstance(arg, dict) else ():
+                view = holder.get("view") if isinstance(holder, dict) else None
+                if isinstance(view, dict):
+                    view.pop("legal", None)
+                    view.pop("options", None)
+            cleaned.append(arg)
+    return json.dumps(cleaned).lower().replace("defence", "")
+
+
+def choose(client: Any, duel: Table, combatant: str, option: str, **extra: Any) -> dict[str, Any]:
+    payload = {
+        "battle_id": duel.battle_id,
+        "expected_v": duel.version,
+        "declaration": {"type": "choose", "combatant": combatant, "option": option},
+        **extra,
+    }
+    return client.emit("declare", payload, callback=True)
+
+
+# --- connecting ------------------------------------------------------------------------------
+
+
+def test_connect_needs_a_table(app: Any) -> None:
+    client = socketio.test_client(app, auth={})
+    assert not client.is_connected()
+    client = socketio.test_client(app, auth={"table": "no-such-table"})
+    assert not client.is_connected()
+
+
+def test_connect_with_a_wrong_key_is_refused(duel: Table) -> None:
+    client = socketio.test_client(duel.app, auth={"table": duel.table.slug, "token": "not-a-real-token"})
+    assert not client.is_connected()
+
+
+def test_a_seat_token_of_another_table_is_refused(app: Any, duel: Table) -> None:
+    other = Table(app)
+    client = socketio.test_client(app, auth={"table": other.table.slug, "token": duel.seat_a.token})
+    assert not client.is_connected()
+
+
+def test_sync_gives_each_role_its_own_table_payload(duel: Table) -> None:
+    gm, alice, spectator = duel.gm(), duel.alice(), duel.spectator()
+    gm_sync = gm.emit("sync", {}, callback=True)
+    assert gm_sync["ok"] and gm_sync["table"]["join_code"] == duel.table.join_code
+    assert gm_sync["table"]["forms"]["combatant"], "the GM gets the stat form"
+    assert gm_sync["battle"]["v"] == duel.version
+    alice_sync = alice.emit("sync", {}, callback=True)
+    assert alice_sync["table"]["seat"]["name"] == "Alice"
+    for payload in (alice_sync, spectator.emit("sync", {}, callback=True)):
+        text = json.dumps(payload)
+        assert "join_code" not in payload["table"] and "gm_notes" not in text and duel.table.gm_token not in text
+        assert "fixed-seed" not in text
+
+
+def test_sync_since_a_version_sends_only_newer_events(duel: Table) -> None:
+    gm = duel.gm()
+    before = duel.version
+    assert choose(gm, duel, "jharek", "attack")["ok"]
+    ack = gm.emit("sync", {"battle_id": duel.battle_id, "since_v": before}, callback=True)
+    assert ack["battle"]["since_v"] == before
+    assert ack["battle"]["events"] and all(e["v"] > before for e in ack["battle"]["events"])
+
+
+# --- declaring --------------------------------------------------------------------------------
+
+
+def test_a_choice_stays_secret_until_both_have_chosen(duel: Table) -> None:
+    gm, alice, bob, spectator = duel.gm(), duel.alice(), duel.bob(), duel.spectator()
+    for c in (gm, alice, bob, spectator):
+        c.get_received()
+    ack = choose(alice, duel, "jharek", "defend")
+    assert ack == {"ok": True, "v": duel.version, "duplicate": False}
+    alice_update = updates(alice)[-1]
+    assert alice_update["view"]["combatants"]["jharek"]["choice"] == "defend"
+    for other in (bob, spectator):
+        text = without_menus(other.get_received())
+        assert "jharek has chosen" in text
+        assert "defend" not in text, "the choice leaked before it was revealed"
+    gm_update = updates(gm)[-1]
+    assert gm_update["view"]["combatants"]["jharek"]["choice"] == "defend"
+    # Bob sees that Alice has chosen, but not what.
+    bob.emit("sync", {}, callback=True)
+    view = bob.emit("sync", {}, callback=True)["battle"]["view"]
+    assert view["combatants"]["jharek"]["has_chosen"] is True and "choice" not in view["combatants"]["jharek"]
+
+
+def test_a_turn_resolves_when_both_have_chosen_and_everyone_sees_the_dice(duel: Table) -> None:
+    alice, bob, spectator = duel.alice(), duel.bob(), duel.spectator()
+    assert choose(alice, duel, "jharek", "attack")["ok"]
+    spectator.get_received()
+    assert choose(bob, duel, "monster", "press")["ok"]
+    update = updates(spectator)[-1]
+    assert update["prev_v"] == update["v"] - 1
+    resolved = [e for e in update["events"] if e["type"] == "turn.resolved"]
+    assert resolved and len(resolved[0]["rolls"]) >= 4
+    view = update["view"]
+    assert view["turn"] == 2 or view["status"] == "ended"
+    assert view["last_turn"], "the last turn's breakdown is public once resolved"
+    assert "press" in json.dumps(resolved).lower() or "Press" in json.dumps(update["view"]["last_turn"])
+
+
+def test_a_player_cannot_act_for_another_seat(duel: Table) -> None:
+    alice = duel.alice()
+    before, state = duel.version, duel.state
+    ack = choose(alice, duel, "monster", "attack")
+    assert ack["ok"] is False and ack["code"] == "forbidden" and "your own seat" in ack["error"]
+    assert duel.version == before and duel.state == state
+    errors = [m for m in alice.get_received() if m["name"] == "error"]
+    assert errors and errors[-1]["args"][0]["event"] == "declare"
+
+
+def test_a_spectator_cannot_act(duel: Table) -> None:
+    spectator = duel.spectator()
+    before = duel.version
+    ack = choose(spectator, duel, "jharek", "attack")
+    assert ack["ok"] is False and ack["code"] == "forbidden"
+    assert duel.version == before
+
+
+BID = "<the battle id>"
+GOOD = {"type": "choose", "combatant": "jharek", "option": "attack"}
+
+
+@pytest.mark.parametrize(
+    "payload, code",
+    [
+        ("not an object", "invalid"),
+        ([1, 2, 3], "invalid"),
+        ({}, "invalid"),
+        ({"battle_id": "1", "declaration": GOOD}, "invalid"),
+        ({"battle_id": True, "declaration": GOOD}, "invalid"),
+        ({"battle_id": 99999, "declaration": GOOD}, "not_found"),
+        ({"declaration": GOOD}, "invalid"),
+        ({"battle_id": BID, "declaration": None}, "invalid"),
+        ({"battle_id": BID, "declaration": "attack"}, "invalid"),
+        ({"battle_id": BID, "declaration": {"type": 7}}, "invalid"),
+        ({"battle_id": BID, "declaration": {"type": "choose", "combatant": "jharek", "option": "fly"}}, "invalid"),
+        ({"battle_id": BID, "declaration": {"type": "choose", "combatant": "jharek"}}, "invalid"),
+        ({"battle_id": BID, "declaration": {"type": "choose", "combatant": "nobody", "option": "attack"}}, None),
+        ({"battle_id": BID, "declaration": {"type": "teleport", "combatant": "jharek"}}, None),
+        ({"battle_id": BID, "declaration": GOOD, "expected_v": "x"}, "invalid"),
+        ({"battle_id": BID, "declaration": GOOD, "expected_v": 10_000}, "stale"),
+        ({"battle_id": BID, "declaration": GOOD, "msg_id": "<script>"}, "invalid"),
+        ({"battle_id": BID, "declaration": {**GOOD, "pad": "x" * 70_000}}, "invalid"),
+    ],
+)
+def test_malformed_declarations_get_a_clear_error_and_change_nothing(duel: Table, payload: Any, code: str | None) -> None:
+    gm = duel.gm()
+    if isinstance(payload, dict) and payload.get("battle_id") == BID:
+        payload = {**payload, "battle_id": duel.battle_id}
+    before, state = duel.version, duel.state
+    ack = gm.emit("declare", payload, callback=True)
+    assert ack["ok"] is False, ack
+    assert isinstance(ack["error"], str) and len(ack["error"]) > 5
+    if code:
+        assert ack["code"] == code, ack
+    assert duel.version == before and duel.state == state
+
+
+def test_a_stale_version_is_refused(duel: Table) -> None:
+    gm = duel.gm()
+    old = duel.version
+    assert choose(gm, duel, "jharek", "attack")["ok"]
+    ack = gm.emit(
+        "declare",
+        {"battle_id": duel.battle_id, "expected_v": old, "declaration": {"type": "choose", "combatant": "monster", "option": "attack"}},
+        callback=True,
+    )
+    assert ack["ok"] is False and ack["code"] == "stale" and ack["v"] == duel.version
+    assert duel.state["choices"]["monster"] is None
+
+
+def test_a_resent_message_is_answered_but_not_applied_twice(duel: Table) -> None:
+    alice = duel.alice()
+    first = choose(alice, duel, "jharek", "attack", msg_id="m-1")
+    assert first["ok"] and not first["duplicate"]
+    again = alice.emit(
+        "declare",
+        {"battle_id": duel.battle_id, "declaration": {"type": "choose", "combatant": "jharek", "option": "press"}, "msg_id": "m-1"},
+        callback=True,
+    )
+    assert again == {"ok": True, "v": first["v"], "duplicate": True}
+    assert duel.state["choices"]["jharek"] == "attack" and duel.version == first["v"]
+
+
+def test_a_battle_of_another_table_cannot_be_touched(app: Any, duel: Table) -> None:
+    other = Table(app)
+    gm = duel.gm()
+    ack = gm.emit(
+        "declare",
+        {"battle_id": other.battle_id, "declaration": {"type": "choose", "combatant": "jharek", "option": "attack"}},
+        callback=True,
+    )
+    assert ack["ok"] is False and ack["code"] == "forbidden"
+
+
+# --- GM-only events ----------------------------------------------------------------------------
+
+
+GM_PAYLOADS: dict[str, dict[str, Any]] = {
+    "undo": {},
+    "assign": {"combatant": "monster", "controller": "gm"},
+    "battle_start": {"replace": True},
+    "battle_restart": {},
+    "battle_end": {},
+    "lineup_set": {"lineup": []},
+    "options_set": {"options": {}},
+    "notes_set": {"notes": "secret plan"},
+    "roster_save": {"name": "x"},
+    "roster_load": {"roster_id": 1},
+    "roster_delete": {"roster_id": 1},
+}
+
+
+def test_every_client_event_is_covered() -> None:
+    assert set(GM_EVENTS) == set(GM_PAYLOADS)
+    assert set(CLIENT_EVENTS) == set(GM_EVENTS) | {"sync", "declare"}
+
+
+@pytest.mark.parametrize("event", sorted(GM_PAYLOADS))
+@pytest.mark.parametrize("who", ["alice", "spectator"])
+def test_gm_events_are_refused_to_players_and_spectators(duel: Table, event: str, who: str) -> None:
+    client = getattr(duel, who)()
+    before, state, table = duel.version, duel.state, duel.service.table(table_id=duel.table.id)
+    ack = client.emit(event, {"battle_id": duel.battle_id, **GM_PAYLOADS[event]}, callback=True)
+    assert ack["ok"] is False and ack["code"] == "forbidden", ack
+    assert duel.version == before and duel.state == state
+    after = duel.service.table(table_id=duel.table.id)
+    assert (after.lineup, after.options, after.gm_notes, after.battle_id) == (table.lineup, table.options, table.gm_notes, table.battle_id)
+
+
+@pytest.mark.parametrize("event", sorted(GM_PAYLOADS))
+def test_gm_events_reject_non_object_payloads(duel: Table, event: str) -> None:
+    gm = duel.gm()
+    ack = gm.emit(event, "nonsense", callback=True)
+    assert ack["ok"] is False and ack["code"] == "invalid"
+
+
+def test_gm_notes_never_reach_players_or_spectators(duel: Table) -> None:
+    gm, alice, spectator = duel.gm(), duel.alice(), duel.spectator()
+    assert gm.emit("notes_set", {"notes": "the monster is a druid in disguise"}, callback=True)["ok"]
+    assert gm.emit("sync", {}, callback=True)["table"]["gm_notes"] == "the monster is a druid in disguise"
+    for client in (alice, spectator):
+        client.emit("sync", {}, callback=True)
+        assert "druid" not in received_text(client)
+        assert "druid" not in json.dumps(client.emit("sync", {}, callback=True))
+
+
+def test_lineup_set_validates_every_stat(duel: Table) -> None:
+    gm = duel.gm()
+    lineup = duel_lineup()
+    lineup[0]["offence"] = 999
+    ack = gm.emit("lineup_set", {"lineup": lineup}, callback=True)
+    assert ack["ok"] is False and "Offence" in ack["error"] or "offence" in ack["error"].lower()
+    lineup[0]["offence"] = 4
+    lineup[1]["controller"] = "seat"
+    lineup[1]["seat"] = "s-not-here"
+    ack = gm.emit("lineup_set", {"lineup": lineup}, callback=True)
+    assert ack["ok"] is False and "seat" in ack["error"]
+    ack = gm.emit("lineup_set", {"lineup": duel_lineup()}, callback=True)
+    assert ack["ok"] is True and [c["name"] for c in ack["lineup"]] == ["Jharek", "Wild Monster"]
+
+
+def test_rosters_save_and_load(duel: Table) -> None:
+    gm = duel.gm()
+    saved = gm.emit("roster_save", {"name": "Jharek and the beast"}, callback=True)
+    assert saved["ok"]
+    assert gm.emit("lineup_set", {"lineup": []}, callback=True)["ok"]
+    loaded = gm.emit("roster_load", {"roster_id": saved["roster_id"]}, callback=True)
+    assert loaded["ok"] and [c["name"] for c in loaded["lineup"]] == ["Jharek", "Wild Monster"]
+    assert all(c["controller"] != "seat" for c in loaded["lineup"]), "seats are not saved into rosters"
+    table = gm.emit("sync", {}, callback=True)["table"]
+    assert any(r["name"] == "Jharek and the beast" for r in table["rosters"])
+    assert gm.emit("roster_delete", {"roster_id": saved["roster_id"]}, callback=True)["ok"]
+    assert gm.emit("roster_load", {"roster_id": saved["roster_id"]}, callback=True)["code"] == "not_found"
+
+
+def test_options_are_validated(duel: Table) -> None:
+    gm = duel.gm()
+    assert gm.emit("options_set", {"options": "x"}, callback=True)["ok"] is False
+    ack = gm.emit("options_set", {"options": {}}, callback=True)
+    assert ack["ok"]
+
+
+def test_undo_goes_back_to_the_start_of_the_turn(duel: Table) -> None:
+    gm = duel.gm()
+    start = duel.state
+    assert choose(gm, duel, "jharek", "attack")["ok"]
+    assert choose(gm, duel, "monster", "attack")["ok"]
+    assert duel.state["turn"] == 2
+    ack = gm.emit("undo", {"battle_id": duel.battle_id}, callback=True)
+    assert ack["ok"]
+    assert duel.state == start
+    assert gm.emit("undo", {"battle_id": duel.battle_id}, callback=True)["ok"] is False
+
+
+def test_end_and_restart(duel: Table) -> None:
+    gm, spectator = duel.gm(), duel.spectator()
+    assert gm.emit("battle_end", {"battle_id": duel.battle_id}, callback=True)["ok"]
+    assert duel.state["status"] == "ended"
+    ack = choose(gm, duel, "jharek", "attack")
+    assert ack["ok"] is False and "ended" in ack["error"]
+    spectator.get_received()
+    restarted = gm.emit("battle_restart", {}, callback=True)
+    assert restarted["ok"] and restarted["battle_id"] != duel.battle_id
+    tables = [m["args"][0] for m in spectator.get_received() if m["name"] == "table"]
+    assert tables and tables[-1]["battle_id"] == restarted["battle_id"]
+
+
+def test_battle_start_refuses_while_one_is_running(duel: Table) -> None:
+    gm = duel.gm()
+    ack = gm.emit("battle_start", {}, callback=True)
+    assert ack["ok"] is False and "running" in ack["error"]
+
+
+def test_assign_hands_a_combatant_to_the_computer(duel: Table) -> None:
+    gm, alice = duel.gm(), duel.alice()
+    assert gm.emit("assign", {"battle_id": duel.battle_id, "combatant": "monster", "controller": "computer"}, callback=True)["ok"]
+    assert duel.state["combatants"]["monster"]["controller"] == "computer"
+    lineup = duel.service.table(table_id=duel.table.id).lineup
+    assert [c["controller"] for c in lineup] == ["seat", "computer"]
+    bad = gm.emit("assign", {"battle_id": duel.battle_id, "combatant": "monster", "controller": "seat", "seat": "nobody"}, callback=True)
+    assert bad["ok"] is False
+
+
+def test_a_whole_duel_against_the_computer_reaches_an_end(app: Any) -> None:
+    duel = Table(app, foe_controller="computer")
+    alice, spectator = duel.alice(), duel.spectator()
+    for _ in range(60):
+        if duel.state["status"] == "ended":
+            break
+        ack = choose(alice, duel, "jharek", "attack")
+        assert ack["ok"], ack
+    assert duel.state["status"] == "ended"
+    spectator_text = json.dumps(spectator.emit("sync", {}, callback=True))
+    assert "battle.ended" in spectator_text
+
+
+def test_a_restart_of_the_server_keeps_the_fight_and_the_choice(tmp_path: Any) -> None:
+    first = make_app(tmp_path)
+    duel = Table(first)
+    assert choose(duel.alice(), duel, "jharek", "press")["ok"]
+    version = duel.version
+    first.extensions["battleboard"].service.engine.dispose()
+
+    second = make_app(tmp_path)
+    client = socketio.test_client(second, auth={"table": duel.table.slug, "token": duel.seat_a.token})
+    ack = client.emit("sync", {"battle_id": duel.battle_id, "since_v": 0}, callback=True)
+    assert ack["battle"]["v"] == version
+    assert ack["battle"]["view"]["combatants"]["jharek"]["choice"] == "press"
+    bob = socketio.test_client(second, auth={"table": duel.table.slug, "token": duel.seat_b.token})
+    ack = bob.emit(
+        "declare",
+        {"battle_id": duel.battle_id, "expected_v": version, "declaration": {"type": "choose", "combatant": "monster", "option": "attack"}},
+        callback=True,
+    )
+    assert ack["ok"]
+    assert second.extensions["battleboard"].service.battle(duel.battle_id).state["turn"] == 2

@@ -1,0 +1,91 @@
+"""Bootstrap a checkout with the standard library alone: ``python3 -m webapp serve`` / ``python3 -m webapp test``.
+
+``serve``  creates ``.venv`` if needed, installs Battleboard into it and starts the board on SQLite
+           with a demo table, printing the GM, player and spectator addresses.
+``test``   installs everything the tests need (the test extra, Chromium, the Socket.IO client),
+           then runs ruff and the whole test suite. Extra arguments go to pytest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV = Path(os.environ.get("BATTLEBOARD_VENV", ROOT / ".venv"))
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+CHROMIUM = "/usr/bin/chromium"
+
+
+def say(text: str) -> None:
+    print(f"[battleboard] {text}", flush=True)
+
+
+def run(*cmd: str | Path, check: bool = True, env: dict[str, str] | None = None) -> int:
+    done = subprocess.run([str(c) for c in cmd], cwd=ROOT, env=env)
+    if check and done.returncode != 0:
+        say(f"failed ({done.returncode}): {' '.join(str(c) for c in cmd)}")
+        raise SystemExit(done.returncode)
+    return done.returncode
+
+
+def ensure_venv(extra: str = "") -> None:
+    if not (BIN / "python").exists():
+        say(f"creating the virtual environment {VENV}")
+        run(sys.executable, "-m", "venv", VENV)
+        run(BIN / "python", "-m", "pip", "install", "--quiet", "--upgrade", "pip")
+    stamp = VENV / f".battleboard-installed{extra}"
+    wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    if stamp.exists() and stamp.read_text() == wanted:
+        return
+    target = f".[{extra}]" if extra else "."
+    say(f"installing {target} into {VENV}")
+    run(BIN / "python", "-m", "pip", "install", "--quiet", "-e", target)
+    stamp.write_text(wanted)
+
+
+def ensure_chromium() -> None:
+    """Debian's Chromium as root (Playwright cannot download here); elsewhere Playwright's own."""
+    if os.environ.get("BATTLEBOARD_CHROMIUM") or Path(CHROMIUM).exists():
+        return
+    is_root = hasattr(os, "geteuid") and os.geteuid() == 0
+    if is_root and shutil.which("apt-get"):
+        say("installing Chromium from Debian's packages")
+        run("apt-get", "update", "-qq")
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        run("apt-get", "install", "-y", "-qq", "chromium", env=env)
+        return
+    say("installing Playwright's Chromium")
+    run(BIN / "python", "-m", "playwright", "install", "chromium")
+
+
+def cmd_serve(args: list[str]) -> int:
+    ensure_venv()
+    os.chdir(ROOT)
+    os.execv(str(BIN / "battleboard"), [str(BIN / "battleboard"), "serve", *args])
+    return 0
+
+
+def cmd_test(args: list[str]) -> int:
+    ensure_venv("test")
+    ensure_chromium()
+    run(BIN / "battleboard", "fetch-assets")
+    say("ruff check")
+    run(BIN / "ruff", "check", "rules", "webapp", "tests")
+    say("pytest")
+    return run(BIN / "python", "-m", "pytest", *(args or ["-q"]), check=False)
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in ("serve", "test"):
+        print(__doc__)
+        return 2
+    return {"serve": cmd_serve, "test": cmd_test}[argv[0]](argv[1:])
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,67 @@
+"""The Flask app factory and the module-level ``SocketIO`` object (Flask-SocketIO's own pattern)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from flask import Flask
+from flask_socketio import SocketIO
+
+from .config import Config, load_config
+from .db import create_tables, make_engine
+from .service import BattleService
+
+socketio = SocketIO()
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+REPO_DIR = PACKAGE_DIR.parent
+
+
+def asset_dir(name: str) -> Path:
+    """templates/ or static/: inside the installed package, or at the top of a checkout."""
+    installed = PACKAGE_DIR / name
+    return installed if installed.is_dir() else REPO_DIR / name
+
+
+def create_app(config: Config | None = None, **overrides: Any) -> Flask:
+    """Build the app: config, database (tables created), the authority service, routes and sockets."""
+    config = (config or load_config(**overrides)).finish()
+    app = Flask(
+        __name__,
+        template_folder=str(asset_dir("templates")),
+        static_folder=str(asset_dir("static")),
+        instance_path=str(config.instance_path),
+    )
+    app.config["SECRET_KEY"] = config.secret_key
+    app.config["TESTING"] = config.testing
+    app.config["SEND_FILE_MAX_AGE_DEFAULT"] = 0 if config.testing else 300
+    app.config["MAX_CONTENT_LENGTH"] = 256 * 1024
+    app.config["BATTLEBOARD"] = config
+
+    engine = make_engine(config.database_url)
+    create_tables(engine)
+
+    from . import sockets, views
+
+    service = BattleService(engine, broadcaster=None)
+    app.extensions["battleboard"] = sockets.Hub(app, service, config)
+    service.broadcaster = app.extensions["battleboard"].broadcast_result
+
+    app.register_blueprint(views.bp)
+    socketio.init_app(
+        app,
+        async_mode=config.async_mode,
+        message_queue=config.message_queue,
+        cors_allowed_origins=config.cors_allowed_origins,
+        max_http_buffer_size=config.max_payload_bytes,
+        logger=False,
+        engineio_logger=False,
+    )
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
+    return app
+
+
+def hub(app: Flask) -> Any:
+    return app.extensions["battleboard"]

@@ -1,0 +1,64 @@
+"""Configuration from the environment, with defaults that work on a fresh clone.
+
+Importing this module never fails and touches no file; :func:`load_config` reads the environment.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+def _default_instance() -> Path:
+    return Path(os.environ.get("BATTLEBOARD_INSTANCE", Path.cwd() / "instance")).resolve()
+
+
+@dataclass
+class Config:
+    """Everything the app reads at start-up."""
+
+    instance_path: Path = field(default_factory=_default_instance)
+    database_url: str = ""
+    secret_key: str = ""
+    message_queue: str | None = None
+    async_mode: str = "threading"
+    public_url: str | None = None
+    testing: bool = False
+    #: how many join-code attempts one address may make per minute
+    join_attempts_per_minute: int = 10
+    #: socket payloads larger than this are refused (bytes of JSON)
+    max_payload_bytes: int = 64_000
+    cors_allowed_origins: str | list[str] | None = None
+    extra: dict = field(default_factory=dict)
+
+    def finish(self) -> Config:
+        """Fill the defaults that need the instance folder (creating it)."""
+        self.instance_path.mkdir(parents=True, exist_ok=True)
+        if not self.database_url:
+            self.database_url = f"sqlite:///{self.instance_path / 'battleboard.sqlite3'}"
+        if not self.secret_key:
+            key_file = self.instance_path / "secret_key"
+            if not key_file.exists():
+                key_file.write_text(secrets.token_urlsafe(32))
+                key_file.chmod(0o600)
+            self.secret_key = key_file.read_text().strip()
+        return self
+
+
+def load_config(**overrides: object) -> Config:
+    """Config from environment variables, then keyword overrides."""
+    env = os.environ
+    config = Config(
+        database_url=env.get("DATABASE_URL", ""),
+        secret_key=env.get("BATTLEBOARD_SECRET_KEY", env.get("SECRET_KEY", "")),
+        message_queue=env.get("BATTLEBOARD_MESSAGE_QUEUE") or env.get("REDIS_URL") or None,
+        async_mode=env.get("BATTLEBOARD_ASYNC_MODE", "threading"),
+        public_url=env.get("BATTLEBOARD_PUBLIC_URL") or None,
+    )
+    for key, value in overrides.items():
+        if not hasattr(config, key):
+            raise TypeError(f"unknown config key {key!r}")
+        setattr(config, key, value)
+    return config

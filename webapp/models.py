@@ -1,0 +1,122 @@
+"""The database tables (SQLModel): game tables, seats, rosters, battles and the append-only event log."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import JSON, Column, Text, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class GameTable(SQLModel, table=True):
+    """One group's session: a rule system, a GM, the players' seats and the current battle."""
+
+    __tablename__ = "game_table"
+
+    id: int | None = Field(default=None, primary_key=True)
+    slug: str = Field(index=True, unique=True, max_length=32)
+    name: str = Field(max_length=80)
+    system_id: str = Field(max_length=40)
+    join_code: str = Field(index=True, unique=True, max_length=12)
+    gm_token: str = Field(index=True, unique=True, max_length=64)
+    lineup: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    options: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    gm_notes: str = Field(default="", sa_column=Column(Text, nullable=False, default=""))
+    battle_id: int | None = Field(default=None)
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class Seat(SQLModel, table=True):
+    """A player who joined a table from a phone."""
+
+    id: int | None = Field(default=None, primary_key=True)
+    table_id: int = Field(foreign_key="game_table.id", index=True)
+    public_id: str = Field(index=True, unique=True, max_length=24)
+    name: str = Field(max_length=40)
+    token: str = Field(index=True, unique=True, max_length=64)
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class Roster(SQLModel, table=True):
+    """A saved group of combatants of one rule system."""
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(max_length=80)
+    system_id: str = Field(max_length=40, index=True)
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class RosterCombatant(SQLModel, table=True):
+    """One combatant of a roster: name and stat block."""
+
+    __tablename__ = "roster_combatant"
+
+    id: int | None = Field(default=None, primary_key=True)
+    roster_id: int = Field(foreign_key="roster.id", index=True)
+    position: int = 0
+    name: str = Field(max_length=40)
+    stats: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+
+
+class Battle(SQLModel, table=True):
+    """A battle of a table: the current snapshot and its version (raised by one per accepted command)."""
+
+    id: int | None = Field(default=None, primary_key=True)
+    table_id: int = Field(foreign_key="game_table.id", index=True)
+    system_id: str = Field(max_length=40)
+    version: int = 0
+    state: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    #: the dice seed: stored, never sent to a client
+    seed: str = Field(max_length=64)
+    status: str = Field(default="active", max_length=16)
+    created_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)
+
+
+class BattleSnapshot(SQLModel, table=True):
+    """The state after each version, for undo and for audit."""
+
+    __tablename__ = "battle_snapshot"
+
+    battle_id: int = Field(foreign_key="battle.id", primary_key=True)
+    version: int = Field(primary_key=True)
+    state: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    #: the version this state logically follows (an undo copies its target's predecessor)
+    prev_version: int | None = None
+    checkpoint: bool = True
+
+
+class BattleEvent(SQLModel, table=True):
+    """The append-only event log: every event of every accepted command, with its visibility."""
+
+    __tablename__ = "battle_event"
+    __table_args__ = (UniqueConstraint("battle_id", "version", "index", name="uq_event_position"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    battle_id: int = Field(foreign_key="battle.id", index=True)
+    version: int
+    index: int
+    type: str = Field(max_length=60)
+    visibility: str = Field(max_length=60)
+    payload: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class BattleCommand(SQLModel, table=True):
+    """Each accepted command: who sent it, what it was, and its message id (resends are answered, not reapplied)."""
+
+    __tablename__ = "battle_command"
+    __table_args__ = (UniqueConstraint("battle_id", "msg_id", name="uq_command_msg"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    battle_id: int = Field(foreign_key="battle.id", index=True)
+    version: int
+    msg_id: str = Field(max_length=64)
+    actor: str = Field(max_length=80)
+    declaration: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    created_at: datetime = Field(default_factory=utcnow)

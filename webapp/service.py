@@ -1,0 +1,563 @@
+"""The authority: one owner per battle that validates, locks, persists and hands results to the broadcaster.
+
+Every command follows the same path (boardgame.io's master, lichess's round actor):
+
+1. take the battle's in-process lock (Flask-SocketIO may run two handlers at once);
+2. open one transaction, load the battle, check the expected version;
+3. let the rule system authorise and apply the declaration with a fresh derived dice seed;
+4. write the new snapshot with a compare-and-set on the version, the events and the command record;
+5. commit, then hand the result to the broadcaster, which sends each viewer its own projection.
+
+The compare-and-set decides across processes: two processes can never both apply a command to the
+same version of a battle. Nothing here imports Flask or Socket.IO.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import secrets
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import update
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, col, select
+
+from rules import (
+    IllegalDeclaration,
+    InvalidDeclaration,
+    NotPermitted,
+    RulesError,
+    SeededDice,
+    Viewer,
+    derive_seed,
+    get_system,
+)
+from rules.core import event as make_event
+from rules.core import may_see
+
+from .models import (
+    Battle,
+    BattleCommand,
+    BattleEvent,
+    BattleSnapshot,
+    GameTable,
+    Roster,
+    RosterCombatant,
+    Seat,
+    utcnow,
+)
+
+JOIN_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+MSG_ID_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
+#: how many events a (re)connecting client gets at most; older ones are summarised by the view
+SYNC_EVENT_LIMIT = 300
+
+
+class NotFound(RulesError):
+    code = "not_found"
+
+
+class StaleVersion(RulesError):
+    """The client acted on an old version of the battle."""
+
+    code = "stale"
+
+    def __init__(self, message: str, current: int) -> None:
+        super().__init__(message)
+        self.current = current
+
+
+@dataclass
+class CommandResult:
+    """What an accepted command produced: the battle's new version and its events."""
+
+    battle_id: int
+    table_id: int
+    version: int
+    prev_version: int
+    events: list[dict[str, Any]] = field(default_factory=list)
+    duplicate: bool = False
+
+
+Broadcaster = Callable[[CommandResult], None]
+
+
+def _token() -> str:
+    return secrets.token_urlsafe(24)
+
+
+def _join_code() -> str:
+    return "".join(secrets.choice(JOIN_ALPHABET) for _ in range(6))
+
+
+def clean_name(raw: Any, what: str = "name", limit: int = 40) -> str:
+    if not isinstance(raw, str) or not raw.strip():
+        raise InvalidDeclaration(f"a {what} is needed")
+    text = " ".join(raw.split())
+    if len(text) > limit:
+        raise InvalidDeclaration(f"the {what} is too long (at most {limit} characters)")
+    return text
+
+
+class BattleService:
+    """All reads and writes of tables, seats, rosters and battles."""
+
+    def __init__(self, engine: Engine, broadcaster: Broadcaster | None = None) -> None:
+        self.engine = engine
+        self.broadcaster = broadcaster
+        self._locks: dict[int, threading.Lock] = {}
+        self._locks_guard = threading.Lock()
+
+    # --- locking ----------------------------------------------------------------------------
+    def _lock(self, battle_id: int) -> threading.Lock:
+        with self._locks_guard:
+            return self._locks.setdefault(battle_id, threading.Lock())
+
+    def session(self) -> Session:
+        return Session(self.engine, expire_on_commit=False)
+
+    # --- tables and seats -------------------------------------------------------------------
+    def create_table(self, name: Any, system_id: Any, *, slug: str | None = None) -> GameTable:
+        if not isinstance(system_id, str):
+            raise InvalidDeclaration("pick a rule system")
+        system = get_system(system_id)
+        table_name = clean_name(name, "table name", 80)
+        with self.session() as s:
+            for _ in range(20):
+                table = GameTable(
+                    slug=slug or secrets.token_urlsafe(6).replace("-", "x").replace("_", "y"),
+                    name=table_name,
+                    system_id=system.id,
+                    join_code=_join_code(),
+                    gm_token=_token(),
+                    lineup=[],
+                    options=system.validate_options({}),
+                )
+                s.add(table)
+                try:
+                    s.commit()
+                except IntegrityError:
+                    s.rollback()
+                    if slug:
+                        raise InvalidDeclaration(f"a table {slug!r} exists already") from None
+                    continue
+                s.refresh(table)
+                return table
+        raise RuntimeError("could not find a free join code")
+
+    def table(self, *, slug: str | None = None, table_id: int | None = None) -> GameTable:
+        with self.session() as s:
+            if slug is not None:
+                table = s.exec(select(GameTable).where(GameTable.slug == slug)).first()
+            else:
+                table = s.get(GameTable, table_id)
+            if table is None:
+                raise NotFound("no such table")
+            return table
+
+    def table_by_code(self, code: Any) -> GameTable:
+        if not isinstance(code, str):
+            raise InvalidDeclaration("a join code is needed")
+        code = code.strip().upper().replace(" ", "").replace("-", "")
+        if not code:
+            raise InvalidDeclaration("a join code is needed")
+        with self.session() as s:
+            table = s.exec(select(GameTable).where(GameTable.join_code == code)).first()
+        if table is None:
+            raise NotFound("no table has that join code")
+        return table
+
+    def join(self, code: Any, name: Any) -> tuple[GameTable, Seat]:
+        table = self.table_by_code(code)
+        seat_name = clean_name(name, "player name")
+        with self.session() as s:
+            seat = Seat(table_id=table.id, public_id="s" + secrets.token_hex(4), name=seat_name, token=_token())
+            s.add(seat)
+            s.commit()
+            s.refresh(seat)
+        return table, seat
+
+    def seats(self, table_id: int) -> list[Seat]:
+        with self.session() as s:
+            return list(s.exec(select(Seat).where(Seat.table_id == table_id).order_by(Seat.id)))
+
+    def viewer_for(self, table: GameTable, token: Any) -> tuple[Viewer, Seat | None]:
+        """The role a token gives at a table: GM token, a seat's token, or nothing (spectator)."""
+        if not token:
+            return Viewer.spectator(), None
+        if not isinstance(token, str) or len(token) > 64:
+            raise NotPermitted("that key is not valid here")
+        if secrets.compare_digest(token, table.gm_token):
+            return Viewer.gm(), None
+        with self.session() as s:
+            seat = s.exec(select(Seat).where(Seat.token == token, Seat.table_id == table.id)).first()
+        if seat is None:
+            raise NotPermitted("that key is not valid at this table")
+        return Viewer.player(seat.public_id), seat
+
+    # --- the GM's set-up --------------------------------------------------------------------
+    def set_lineup(self, table_id: int, lineup: Any) -> GameTable:
+        with self.session() as s:
+            table = self._get_table(s, table_id)
+            system = get_system(table.system_id)
+            cleaned = system.validate_draft(lineup)
+            self._check_seats(s, table, cleaned)
+            table.lineup = cleaned
+            s.add(table)
+            s.commit()
+            s.refresh(table)
+            return table
+
+    def set_options(self, table_id: int, options: Any) -> GameTable:
+        with self.session() as s:
+            table = self._get_table(s, table_id)
+            table.options = get_system(table.system_id).validate_options(options)
+            s.add(table)
+            s.commit()
+            s.refresh(table)
+            return table
+
+    def set_notes(self, table_id: int, notes: Any) -> GameTable:
+        if not isinstance(notes, str):
+            raise InvalidDeclaration("notes must be text")
+        if len(notes) > 5000:
+            raise InvalidDeclaration("notes are too long (at most 5000 characters)")
+        with self.session() as s:
+            table = self._get_table(s, table_id)
+            table.gm_notes = notes
+            s.add(table)
+            s.commit()
+            s.refresh(table)
+            return table
+
+    def _get_table(self, s: Session, table_id: int) -> GameTable:
+        table = s.get(GameTable, table_id)
+        if table is None:
+            raise NotFound("no such table")
+        return table
+
+    def _check_seats(self, s: Session, table: GameTable, lineup: Iterable[Mapping[str, Any]]) -> None:
+        seat_ids = {seat.public_id for seat in s.exec(select(Seat).where(Seat.table_id == table.id))}
+        for entry in lineup:
+            if entry.get("controller") == "seat" and entry.get("seat") not in seat_ids:
+                raise InvalidDeclaration(f"{entry.get('name')}: that player seat is not at this table")
+
+    # --- rosters ----------------------------------------------------------------------------
+    def rosters(self, system_id: str) -> list[dict[str, Any]]:
+        with self.session() as s:
+            rows = s.exec(select(Roster).where(Roster.system_id == system_id).order_by(col(Roster.id).desc())).all()
+            result = []
+            for roster in rows:
+                names = s.exec(
+                    select(RosterCombatant.name).where(RosterCombatant.roster_id == roster.id).order_by(RosterCombatant.position)
+                ).all()
+                result.append({"id": roster.id, "name": roster.name, "combatants": list(names)})
+            return result
+
+    def save_roster(self, table_id: int, name: Any) -> Roster:
+        roster_name = clean_name(name, "roster name", 80)
+        with self.session() as s:
+            table = self._get_table(s, table_id)
+            if not table.lineup:
+                raise IllegalDeclaration("the lineup is empty: add combatants before saving a roster")
+            roster = Roster(name=roster_name, system_id=table.system_id)
+            s.add(roster)
+            s.flush()
+            for position, entry in enumerate(table.lineup):
+                stats = {k: v for k, v in entry.items() if k not in ("seat",)}
+                s.add(RosterCombatant(roster_id=roster.id, position=position, name=entry["name"], stats=stats))
+            s.commit()
+            s.refresh(roster)
+            return roster
+
+    def load_roster(self, table_id: int, roster_id: Any, *, append: bool = False) -> GameTable:
+        if not isinstance(roster_id, int) or isinstance(roster_id, bool):
+            raise InvalidDeclaration("pick a roster")
+        with self.session() as s:
+            table = self._get_table(s, table_id)
+            roster = s.get(Roster, roster_id)
+            if roster is None:
+                raise NotFound("no such roster")
+            if roster.system_id != table.system_id:
+                raise IllegalDeclaration("that roster belongs to another rule system")
+            members = s.exec(
+                select(RosterCombatant).where(RosterCombatant.roster_id == roster.id).order_by(RosterCombatant.position)
+            ).all()
+            entries = [dict(m.stats) for m in members]
+            for entry in entries:
+                if entry.get("controller") == "seat":
+                    entry["controller"], entry["seat"] = "gm", None
+            lineup = (list(table.lineup) if append else []) + entries
+            taken = set()
+            for i, entry in enumerate(lineup):
+                if not entry.get("id") or entry["id"] in taken:
+                    entry["id"] = f"c{i + 1}"
+                    while entry["id"] in taken:
+                        entry["id"] += "x"
+                taken.add(entry["id"])
+            table.lineup = get_system(table.system_id).validate_draft(lineup)
+            s.add(table)
+            s.commit()
+            s.refresh(table)
+            return table
+
+    def delete_roster(self, roster_id: Any) -> None:
+        if not isinstance(roster_id, int) or isinstance(roster_id, bool):
+            raise InvalidDeclaration("pick a roster")
+        with self.session() as s:
+            roster = s.get(Roster, roster_id)
+            if roster is None:
+                raise NotFound("no such roster")
+            for member in s.exec(select(RosterCombatant).where(RosterCombatant.roster_id == roster_id)):
+                s.delete(member)
+            s.flush()
+            s.delete(roster)
+            s.commit()
+
+    # --- battles ----------------------------------------------------------------------------
+    def battle(self, battle_id: int) -> Battle:
+        with self.session() as s:
+            battle = s.get(Battle, battle_id)
+            if battle is None:
+                raise NotFound("no such battle")
+            return battle
+
+    def start_battle(self, table_id: int, *, seed: str | None = None) -> CommandResult:
+        """Start a new battle from the table's lineup and options; it becomes the table's battle."""
+        with self.session() as s:
+            table = self._get_table(s, table_id)
+            system = get_system(table.system_id)
+            lineup = system.validate_lineup(table.lineup)
+            self._check_seats(s, table, lineup)
+            if len(lineup) < system.min_combatants:
+                raise IllegalDeclaration(f"{system.name} needs at least {system.min_combatants} combatants in the lineup")
+            options = system.validate_options(table.options)
+            battle_seed = seed or secrets.token_hex(16)
+            state, events = system.setup(lineup, options, SeededDice(derive_seed(battle_seed, 1)))
+            battle = Battle(table_id=table.id, system_id=system.id, version=1, state=state, seed=battle_seed, status=state.get("status", "active"))
+            s.add(battle)
+            s.flush()
+            s.add(BattleSnapshot(battle_id=battle.id, version=1, state=state, prev_version=None, checkpoint=True))
+            events = list(events) or [make_event("battle.started", f"A {system.name} battle begins.")]
+            self._write_events(s, battle.id, 1, events)
+            table.battle_id = battle.id
+            s.add(table)
+            s.commit()
+            result = CommandResult(battle.id, table.id, 1, 0, self._wire_events(1, events))
+        self._broadcast(result)
+        return result
+
+    def declare(
+        self,
+        battle_id: int,
+        viewer: Viewer,
+        declaration: Any,
+        *,
+        expected_v: Any = None,
+        msg_id: Any = None,
+        actor: str = "",
+    ) -> CommandResult:
+        """Apply one declaration of a viewer to a battle."""
+        if not isinstance(declaration, dict):
+            raise InvalidDeclaration("a declaration must be an object")
+        if not isinstance(declaration.get("type"), str):
+            raise InvalidDeclaration("a declaration needs a type")
+        declaration = dict(declaration)
+        declaration["at"] = time.time()
+
+        def step(battle: Battle, system: Any, state: dict[str, Any], version: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
+            if battle.status == "ended" and declaration["type"] not in getattr(system, "declarations_after_end", ()):
+                raise IllegalDeclaration("this battle has ended")
+            system.authorize(state, declaration, viewer)
+            dice = SeededDice(derive_seed(battle.seed, version))
+            new_state, events = system.apply(state, declaration, viewer, dice)
+            return new_state, list(events), bool(system.is_checkpoint(new_state))
+
+        return self._command(battle_id, expected_v, msg_id, actor or viewer.role, declaration, step)
+
+    def undo(self, battle_id: int, viewer: Viewer, *, expected_v: Any = None, msg_id: Any = None) -> CommandResult:
+        """Go back to the last checkpoint (the start of the last turn or round) before the current state."""
+        if not viewer.is_gm:
+            raise NotPermitted("only the GM may undo")
+        target: dict[str, Any] = {}
+
+        def step(battle: Battle, system: Any, state: dict[str, Any], version: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
+            with self.session() as s:
+                current = s.get(BattleSnapshot, (battle.id, version - 1))
+                cursor = current.prev_version if current else None
+                while cursor is not None:
+                    snap = s.get(BattleSnapshot, (battle.id, cursor))
+                    if snap is None:
+                        break
+                    if snap.checkpoint:
+                        target["prev"] = snap.prev_version
+                        text = f"The GM undid the last step (back to the state of version {snap.version})."
+                        return copy.deepcopy(snap.state), [make_event("battle.undone", text, back_to=snap.version)], True
+                    cursor = snap.prev_version
+            raise IllegalDeclaration("there is nothing to undo")
+
+        return self._command(battle_id, expected_v, msg_id, "gm", {"type": "undo"}, step, prev_override=target)
+
+    def assign(self, battle_id: int, viewer: Viewer, combatant: Any, controller: Any, seat: Any = None, *, expected_v: Any = None) -> CommandResult:
+        if not viewer.is_gm:
+            raise NotPermitted("only the GM may hand combatants to players")
+        if not isinstance(combatant, str):
+            raise InvalidDeclaration("name the combatant to assign")
+        if controller not in ("gm", "computer", "seat"):
+            raise InvalidDeclaration("controller must be gm, computer or seat")
+        battle = self.battle(battle_id)
+        if controller == "seat":
+            if not isinstance(seat, str) or seat not in {x.public_id for x in self.seats(battle.table_id)}:
+                raise InvalidDeclaration("that player seat is not at this table")
+        else:
+            seat = None
+
+        def step(battle: Battle, system: Any, state: dict[str, Any], version: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
+            new_state, events = system.assign(state, combatant, controller, seat)
+            return new_state, list(events), bool(system.is_checkpoint(new_state))
+
+        result = self._command(battle_id, expected_v, None, "gm", {"type": "assign", "combatant": combatant}, step)
+        with self.session() as s:  # the lineup follows, so a restart keeps the assignment
+            table = self._get_table(s, battle.table_id)
+            lineup = [dict(e) for e in table.lineup]
+            for entry in lineup:
+                if entry.get("id") == combatant:
+                    entry["controller"], entry["seat"] = controller, seat
+            table.lineup = lineup
+            s.add(table)
+            s.commit()
+        return result
+
+    def end_battle(self, battle_id: int, viewer: Viewer, *, expected_v: Any = None) -> CommandResult:
+        if not viewer.is_gm:
+            raise NotPermitted("only the GM may end the battle")
+
+        def step(battle: Battle, system: Any, state: dict[str, Any], version: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
+            if state.get("status") == "ended":
+                raise IllegalDeclaration("this battle has already ended")
+            new_state = copy.deepcopy(state)
+            new_state["status"] = "ended"
+            new_state["outcome"] = {"reason": "ended by the GM", "winner": None, "text": "The GM ended the battle."}
+            return new_state, [make_event("battle.ended", "The GM ended the battle.", reason="ended by the GM")], True
+
+        return self._command(battle_id, expected_v, None, "gm", {"type": "end"}, step)
+
+    def _command(
+        self,
+        battle_id: Any,
+        expected_v: Any,
+        msg_id: Any,
+        actor: str,
+        declaration: dict[str, Any],
+        step: Callable[[Battle, Any, dict[str, Any], int], tuple[dict[str, Any], list[dict[str, Any]], bool]],
+        prev_override: dict[str, Any] | None = None,
+    ) -> CommandResult:
+        if not isinstance(battle_id, int) or isinstance(battle_id, bool):
+            raise InvalidDeclaration("battle_id must be a number")
+        if expected_v is not None and (not isinstance(expected_v, int) or isinstance(expected_v, bool)):
+            raise InvalidDeclaration("expected_v must be a whole number")
+        if msg_id is not None and (not isinstance(msg_id, str) or not MSG_ID_RE.match(msg_id)):
+            raise InvalidDeclaration("msg_id must be a short string of letters, digits and -_.:")
+        with self._lock(battle_id):
+            with self.session() as s:
+                battle = s.get(Battle, battle_id)
+                if battle is None:
+                    raise NotFound("no such battle")
+                if msg_id is not None:
+                    seen = s.exec(select(BattleCommand).where(BattleCommand.battle_id == battle_id, BattleCommand.msg_id == msg_id)).first()
+                    if seen is not None:
+                        return CommandResult(battle.id, battle.table_id, seen.version, seen.version - 1, [], duplicate=True)
+                current = battle.version
+                if expected_v is not None and expected_v != current:
+                    raise StaleVersion(
+                        f"the battle has moved on (you saw version {expected_v}, it is now at {current}); look again and retry",
+                        current,
+                    )
+                system = get_system(battle.system_id)
+                new_version = current + 1
+                new_state, events, checkpoint = step(battle, system, copy.deepcopy(battle.state), new_version)
+                status = new_state.get("status", battle.status)
+                changed = s.execute(
+                    update(Battle)
+                    .where(col(Battle.id) == battle_id, col(Battle.version) == current)
+                    .values(version=new_version, state=new_state, status=status, updated_at=utcnow())
+                )
+                if changed.rowcount != 1:
+                    s.rollback()
+                    raise StaleVersion("another command was applied at the same moment; look again and retry", current + 1)
+                prev = prev_override["prev"] if prev_override and "prev" in prev_override else current
+                s.add(BattleSnapshot(battle_id=battle_id, version=new_version, state=new_state, prev_version=prev, checkpoint=checkpoint))
+                self._write_events(s, battle_id, new_version, events)
+                s.add(
+                    BattleCommand(
+                        battle_id=battle_id,
+                        version=new_version,
+                        msg_id=msg_id or f"auto-{new_version}-{secrets.token_hex(4)}",
+                        actor=actor[:80],
+                        declaration=declaration,
+                    )
+                )
+                try:
+                    s.commit()
+                except IntegrityError:
+                    s.rollback()
+                    raise StaleVersion("another command was applied at the same moment; look again and retry", current + 1) from None
+                result = CommandResult(battle_id, battle.table_id, new_version, current, self._wire_events(new_version, events))
+        self._broadcast(result)
+        return result
+
+    def _write_events(self, s: Session, battle_id: int, version: int, events: list[dict[str, Any]]) -> None:
+        for index, ev in enumerate(events):
+            payload = {k: v for k, v in ev.items() if k != "visibility"}
+            s.add(
+                BattleEvent(
+                    battle_id=battle_id,
+                    version=version,
+                    index=index,
+                    type=str(ev.get("type", "event"))[:60],
+                    visibility=str(ev.get("visibility", "gm"))[:60],
+                    payload=payload,
+                )
+            )
+
+    @staticmethod
+    def _wire_events(version: int, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [{"v": version, "i": i, **ev} for i, ev in enumerate(events)]
+
+    def _broadcast(self, result: CommandResult) -> None:
+        if self.broadcaster is not None and not result.duplicate:
+            self.broadcaster(result)
+
+    # --- projections ------------------------------------------------------------------------
+    def project(self, battle: Battle, viewer: Viewer, events: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+        """One viewer's payload of a battle: its view and the events it may see."""
+        system = get_system(battle.system_id)
+        view = system.view_for(battle.state, viewer)
+        visible = [
+            {k: v for k, v in ev.items() if k != "visibility"}
+            for ev in events
+            if may_see(str(ev.get("visibility", "gm")), viewer, battle.state)
+        ]
+        return {"battle_id": battle.id, "v": battle.version, "system": battle.system_id, "status": battle.status, "view": view, "events": visible}
+
+    def events_since(self, battle_id: int, since_v: int, limit: int = SYNC_EVENT_LIMIT) -> list[dict[str, Any]]:
+        with self.session() as s:
+            rows = s.exec(
+                select(BattleEvent)
+                .where(BattleEvent.battle_id == battle_id, BattleEvent.version > since_v)
+                .order_by(col(BattleEvent.version).desc(), col(BattleEvent.index).desc())
+                .limit(limit)
+            ).all()
+        rows = list(reversed(rows))
+        return [{"v": r.version, "i": r.index, "visibility": r.visibility, **r.payload} for r in rows]
+
+    def snapshot_for(self, battle_id: int, viewer: Viewer, since_v: int = 0) -> dict[str, Any]:
+        battle = self.battle(battle_id)
+        since = since_v if 0 <= since_v <= battle.version else 0
+        return self.project(battle, viewer, self.events_since(battle_id, since))

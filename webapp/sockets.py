@@ -1,0 +1,332 @@
+"""The socket layer: the only module that speaks Socket.IO.
+
+Client to server (verbs, each answered by an ack ``{ok, ...}`` or ``{ok: false, error, code}``):
+``sync``, ``declare``, ``undo``, ``assign``, ``battle_start``, ``battle_end``, ``battle_restart``,
+``lineup_set``, ``options_set``, ``notes_set``, ``roster_save``, ``roster_load``, ``roster_delete``.
+Server to client (nouns): ``table``, ``snapshot``, ``update``, ``error``.
+
+Each socket joins the room of its projection (the GM, one seat, or the spectators), so every
+broadcast is computed once per projection, not once per socket, and works across processes through
+the message queue.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import wraps
+from typing import Any
+
+from flask import Flask, request
+from flask_socketio import ConnectionRefusedError, join_room
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
+
+from rules import InvalidDeclaration, NotPermitted, RulesError, Viewer, get_system
+
+from .app import socketio
+from .config import Config
+from .models import GameTable, Seat
+from .service import BattleService, CommandResult, StaleVersion
+
+log = logging.getLogger("battleboard")
+
+
+@dataclass(frozen=True)
+class Connection:
+    table_id: int
+    viewer: Viewer
+    seat_name: str | None = None
+
+
+def room_of(table_id: int, viewer: Viewer) -> str:
+    if viewer.is_gm:
+        return f"t{table_id}:gm"
+    if viewer.role == "player":
+        return f"t{table_id}:seat:{viewer.seat}"
+    return f"t{table_id}:spectators"
+
+
+class Hub:
+    """Connections of this process and the broadcaster of the authority's results."""
+
+    def __init__(self, app: Flask, service: BattleService, config: Config) -> None:
+        self.app = app
+        self.service = service
+        self.config = config
+        self.connections: dict[str, Connection] = {}
+        self._guard = threading.Lock()
+
+    # --- payloads ---------------------------------------------------------------------------
+    def table_payload(self, table: GameTable, viewer: Viewer) -> dict[str, Any]:
+        system = get_system(table.system_id)
+        seats = self.service.seats(table.id)
+        payload: dict[str, Any] = {
+            "slug": table.slug,
+            "name": table.name,
+            "system": {"id": system.id, "name": system.name, "summary": system.summary},
+            "battle_id": table.battle_id,
+            "role": viewer.role,
+            "help": system.help(),
+        }
+        if viewer.role == "player":
+            mine = next((s for s in seats if s.public_id == viewer.seat), None)
+            payload["seat"] = {"id": viewer.seat, "name": mine.name if mine else ""}
+        if viewer.is_gm:
+            payload.update(
+                join_code=table.join_code,
+                seats=[{"id": s.public_id, "name": s.name} for s in seats],
+                lineup=table.lineup,
+                options=table.options,
+                gm_notes=table.gm_notes,
+                forms={
+                    "combatant": [f.to_dict() for f in system.combatant_fields()],
+                    "options": [f.to_dict() for f in system.option_fields()],
+                    "sides": list(system.sides),
+                    "min_combatants": system.min_combatants,
+                    "max_combatants": system.max_combatants,
+                },
+                presets=system.presets(),
+                rosters=self.service.rosters(system.id),
+            )
+        return payload
+
+    def viewers_of(self, table_id: int) -> list[Viewer]:
+        return [Viewer.gm(), Viewer.spectator()] + [Viewer.player(s.public_id) for s in self.service.seats(table_id)]
+
+    # --- broadcasting -----------------------------------------------------------------------
+    def broadcast_result(self, result: CommandResult) -> None:
+        battle = self.service.battle(result.battle_id)
+        for viewer in self.viewers_of(result.table_id):
+            payload = self.service.project(battle, viewer, result.events)
+            payload.update(t="update", prev_v=result.prev_version)
+            socketio.emit("update", payload, to=room_of(result.table_id, viewer))
+
+    def broadcast_table(self, table_id: int) -> None:
+        table = self.service.table(table_id=table_id)
+        for viewer in self.viewers_of(table_id):
+            socketio.emit("table", self.table_payload(table, viewer), to=room_of(table_id, viewer))
+
+    def seat_joined(self, table: GameTable, seat: Seat) -> None:
+        socketio.emit("table", self.table_payload(table, Viewer.gm()), to=room_of(table.id, Viewer.gm()))
+
+
+def _hub() -> Hub:
+    from flask import current_app
+
+    return current_app.extensions["battleboard"]
+
+
+def _error(exc: Exception) -> dict[str, Any]:
+    if isinstance(exc, StaleVersion):
+        return {"ok": False, "error": str(exc), "code": exc.code, "v": exc.current}
+    if isinstance(exc, RulesError):
+        return {"ok": False, "error": str(exc), "code": exc.code}
+    if isinstance(exc, OperationalError | PoolTimeout):
+        return {"ok": False, "error": "the database is unavailable just now; try again in a moment", "code": "unavailable"}
+    log.exception("unexpected error in a socket handler")
+    return {"ok": False, "error": "the server hit an unexpected error; nothing was changed", "code": "server_error"}
+
+
+def handler(name: str, *, gm_only: bool = False) -> Callable[[Callable[..., dict[str, Any]]], Callable[..., dict[str, Any]]]:
+    """Register a client-to-server event: payload checks, the sender's connection, errors as acks."""
+
+    def decorate(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+        @wraps(fn)
+        def wrapper(*args: Any) -> dict[str, Any]:
+            hub = _hub()
+            try:
+                if len(args) > 1:
+                    raise InvalidDeclaration(f"{name} takes one object")
+                payload = args[0] if args else {}
+                if payload is None:
+                    payload = {}
+                if not isinstance(payload, dict):
+                    raise InvalidDeclaration(f"{name} needs an object, not {type(payload).__name__}")
+                if len(json.dumps(payload, default=str)) > hub.config.max_payload_bytes:
+                    raise InvalidDeclaration(f"{name} is too large")
+                conn = hub.connections.get(request.sid)
+                if conn is None:
+                    raise NotPermitted("this connection has not joined a table")
+                if gm_only and not conn.viewer.is_gm:
+                    raise NotPermitted(f"only the GM may {name.replace('_', ' ')}")
+                result = fn(hub, conn, payload)
+                return {"ok": True, **(result or {})}
+            except Exception as exc:  # every failure becomes a clear error to the sender only
+                reply = _error(exc)
+                socketio.emit("error", {"event": name, **reply}, to=request.sid)
+                return reply
+
+        socketio.on_event(name, wrapper)
+        return wrapper
+
+    return decorate
+
+
+def _battle_id(hub: Hub, conn: Connection, payload: dict[str, Any]) -> int:
+    battle_id = payload.get("battle_id")
+    if not isinstance(battle_id, int) or isinstance(battle_id, bool):
+        raise InvalidDeclaration("battle_id must be a number")
+    battle = hub.service.battle(battle_id)
+    if battle.table_id != conn.table_id:
+        raise NotPermitted("that battle is not at your table")
+    return battle_id
+
+
+@socketio.on("connect")
+def on_connect(auth: Any = None) -> None:
+    hub = _hub()
+    auth = auth if isinstance(auth, dict) else {}
+    slug = auth.get("table")
+    if not isinstance(slug, str) or not slug or len(slug) > 32:
+        raise ConnectionRefusedError("say which table to join")
+    try:
+        table = hub.service.table(slug=slug)
+        viewer, seat = hub.service.viewer_for(table, auth.get("token"))
+    except RulesError as exc:
+        raise ConnectionRefusedError(str(exc)) from None
+    with hub._guard:
+        hub.connections[request.sid] = Connection(table.id, viewer, seat.name if seat else None)
+    join_room(room_of(table.id, viewer))
+
+
+@socketio.on("disconnect")
+def on_disconnect(*_: Any) -> None:
+    hub = _hub()
+    with hub._guard:
+        hub.connections.pop(request.sid, None)
+
+
+@handler("sync")
+def on_sync(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, Any]:
+    """Catch up: the table, and the current battle from the client's last version."""
+    since_v = payload.get("since_v", 0)
+    if not isinstance(since_v, int) or isinstance(since_v, bool) or since_v < 0:
+        raise InvalidDeclaration("since_v must be a whole number ≥ 0")
+    table = hub.service.table(table_id=conn.table_id)
+    battle = None
+    if table.battle_id is not None:
+        known = payload.get("battle_id")
+        since = since_v if known == table.battle_id else 0
+        battle = hub.service.snapshot_for(table.battle_id, conn.viewer, since)
+        battle["since_v"] = since
+    return {"table": hub.table_payload(table, conn.viewer), "battle": battle}
+
+
+@handler("declare")
+def on_declare(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, Any]:
+    battle_id = _battle_id(hub, conn, payload)
+    result = hub.service.declare(
+        battle_id,
+        conn.viewer,
+        payload.get("declaration"),
+        expected_v=payload.get("expected_v"),
+        msg_id=payload.get("msg_id"),
+        actor=conn.viewer.role if conn.viewer.role != "player" else f"seat:{conn.viewer.seat}",
+    )
+    return {"v": result.version, "duplicate": result.duplicate}
+
+
+@handler("undo", gm_only=True)
+def on_undo(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, Any]:
+    battle_id = _battle_id(hub, conn, payload)
+    result = hub.service.undo(battle_id, conn.viewer, expected_v=payload.get("expected_v"), msg_id=payload.get("msg_id"))
+    return {"v": result.version}
+
+
+@handler("assign", gm_only=True)
+def on_assign(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, Any]:
+    battle_id = _battle_id(hub, conn, payload)
+    result = hub.service.assign(
+        battle_id, conn.viewer, payload.get("combatant"), payload.get("controller"), payload.get("seat"), expected_v=payload.get("expected_v")
+    )
+    hub.broadcast_table(conn.table_id)
+    return {"v": result.version}
+
+
+@handler("battle_start", gm_only=True)
+def on_battle_start(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, Any]:
+    table = hub.service.table(table_id=conn.table_id)
+    if table.battle_id is not None and payload.get("replace") is not True:
+        current = hub.service.battle(table.battle_id)
+        if current.status != "ended":
+            raise InvalidDeclaration("a battle is still running: end it first (or send replace: true)")
+    result = hub.service.start_battle(conn.table_id)
+    hub.broadcast_table(conn.table_id)
+    return {"battle_id": result.battle_id, "v": result.version}
+
+
+@handler("battle_restart", gm_only=True)
+def on_battle_restart(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, Any]:
+    result = hub.service.start_battle(conn.table_id)
+    hub.broadcast_table(conn.table_id)
+    return {"battle_id": result.battle_id, "v": result.version}
+
+
+@handler("battle_end", gm_only=True)
+def on_battle_end(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, Any]:
+    battle_id = _battle_id(hub, conn, payload)
+    result = hub.service.end_battle(battle_id, conn.viewer, expected_v=payload.get("expected_v"))
+    return {"v": result.version}
+
+
+@handler("lineup_set", gm_only=True)
+def on_lineup_set(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, Any]:
+    table = hub.service.set_lineup(conn.table_id, payload.get("lineup"))
+    hub.broadcast_table(conn.table_id)
+    return {"lineup": table.lineup}
+
+
+@handler("options_set", gm_only=True)
+def on_options_set(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, Any]:
+    table = hub.service.set_options(conn.table_id, payload.get("options"))
+    hub.broadcast_table(conn.table_id)
+    return {"options": table.options}
+
+
+@handler("notes_set", gm_only=True)
+def on_notes_set(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, Any]:
+    hub.service.set_notes(conn.table_id, payload.get("notes"))
+    return {}
+
+
+@handler("roster_save", gm_only=True)
+def on_roster_save(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, Any]:
+    roster = hub.service.save_roster(conn.table_id, payload.get("name"))
+    hub.broadcast_table(conn.table_id)
+    return {"roster_id": roster.id}
+
+
+@handler("roster_load", gm_only=True)
+def on_roster_load(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, Any]:
+    table = hub.service.load_roster(conn.table_id, payload.get("roster_id"), append=payload.get("append") is True)
+    hub.broadcast_table(conn.table_id)
+    return {"lineup": table.lineup}
+
+
+@handler("roster_delete", gm_only=True)
+def on_roster_delete(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, Any]:
+    hub.service.delete_roster(payload.get("roster_id"))
+    hub.broadcast_table(conn.table_id)
+    return {}
+
+
+CLIENT_EVENTS = (
+    "sync",
+    "declare",
+    "undo",
+    "assign",
+    "battle_start",
+    "battle_restart",
+    "battle_end",
+    "lineup_set",
+    "options_set",
+    "notes_set",
+    "roster_save",
+    "roster_load",
+    "roster_delete",
+)
+GM_EVENTS = tuple(e for e in CLIENT_EVENTS if e not in ("sync", "declare"))
