@@ -342,7 +342,7 @@ def test_battle_start_refuses_while_one_is_running(duel: Table) -> None:
 
 
 def test_assign_hands_a_combatant_to_the_computer(duel: Table) -> None:
-    gm, alice = duel.gm(), duel.alice()
+    gm = duel.gm()
     assert gm.emit("assign", {"battle_id": duel.battle_id, "combatant": "monster", "controller": "computer"}, callback=True)["ok"]
     assert duel.state["combatants"]["monster"]["controller"] == "computer"
     lineup = duel.service.table(table_id=duel.table.id).lineup
