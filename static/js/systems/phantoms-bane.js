@@ -1,0 +1,366 @@
+// Phantom's Bane board: two combatant cards, the four option buttons, and the last turn's dice.
+// Draws only what the server sent; what a viewer may do comes from view.legal.
+
+const OPTION_ORDER = ["press", "attack", "defend", "run_away"];
+const ATTR_LABEL = { offence: "Offence", defence: "Defence", health: "Health" };
+let lastAnimatedTurn = null;
+
+export function render(root, view, ctx) {
+  const { h, replace } = ctx.ui;
+  const order = view.order || Object.keys(view.combatants || {});
+  const cs = view.combatants || {};
+  const name = (cid) => (cs[cid] ? cs[cid].name : cid);
+  const labels = (view.options && view.options.labels) || {};
+  const optionLabel = (o) => labels[o] || o;
+
+  const last = view.last_turn;
+  const fresh = !!last && lastAnimatedTurn !== `${view.turn}:${last.turn}`;
+  if (last) lastAnimatedTurn = `${view.turn}:${last.turn}`;
+
+  replace(
+    root,
+    h(
+      "div",
+      { class: "pb", dataset: { status: view.status || "" } },
+      header(),
+      h("div", { class: "pb-duel" }, order.map((cid) => card(cid))),
+      actions(),
+      lastTurn(),
+    ),
+  );
+
+  function header() {
+    if (view.status === "ended" && view.outcome) {
+      return h(
+        "div",
+        { class: `pb-banner pb-result-${view.outcome.result}`, dataset: { testid: "outcome" } },
+        h("strong", {}, view.outcome.text),
+      );
+    }
+    const waiting = (view.waiting_for || []).map(name);
+    return h(
+      "div",
+      { class: "pb-banner" },
+      h("span", { class: "pb-turn", dataset: { testid: "turn" } }, `Turn ${view.turn}`),
+      h(
+        "span",
+        { class: "pb-waiting" },
+        waiting.length ? `Waiting for ${waiting.join(" and ")}` : "Both have chosen",
+      ),
+      ctx.role === "gm" && view.escape_possible === false
+        ? h("span", { class: "pb-tag pb-tag-warn", dataset: { testid: "escape-blocked" } }, "No escape")
+        : null,
+    );
+  }
+
+  function stat(label, cur, max) {
+    const hurt = cur < max;
+    return h(
+      "div",
+      { class: `pb-stat${hurt ? " pb-stat-down" : ""}` },
+      h("span", { class: "pb-stat-label" }, label),
+      h("span", { class: "pb-stat-value" }, ctx.ui.slash(cur, max)),
+    );
+  }
+
+  function gear(kind, item, labelText) {
+    const natural = item && item.natural ? " · natural" : "";
+    return h(
+      "div",
+      { class: "pb-gear" },
+      h("span", { class: "pb-stat-label" }, kind),
+      h("span", { class: "pb-gear-value" }, item ? `${labelText}${natural}` : "none"),
+    );
+  }
+
+  function card(cid) {
+    const c = cs[cid];
+    const status = c.defeated ? "Defeated" : c.escaped ? "Escaped" : null;
+    const chosenText =
+      view.status !== "active" ? "" : c.has_chosen ? "✓ Has chosen" : "… Choosing";
+    return h(
+      "article",
+      {
+        class: `pb-card side-${String(c.side).toLowerCase()}${c.mine ? " pb-mine" : ""}${c.defeated ? " pb-defeated" : ""}`,
+        dataset: { testid: `combatant-${cid}`, side: c.side },
+      },
+      h(
+        "header",
+        { class: "pb-card-head" },
+        h("span", { class: "pb-side" }, `Side ${c.side}`),
+        h("h3", { class: "pb-name" }, c.name),
+        h("span", { class: "pb-controller muted" }, controllerText(c)),
+      ),
+      view.status === "active"
+        ? h(
+            "div",
+            {
+              class: `pb-chosen ${c.has_chosen ? "yes" : "no"}`,
+              dataset: { testid: `chosen-${cid}`, chosen: c.has_chosen ? "true" : "false" },
+            },
+            chosenText,
+            c.choice ? h("strong", { class: "pb-own-choice" }, ` — ${optionLabel(c.choice)}`) : null,
+          )
+        : null,
+      status ? h("div", { class: "pb-tag pb-tag-status" }, status) : null,
+      h("div", { class: "pb-health" }, ctx.ui.bar(c.health, c.health_max, `Health ${ctx.ui.slash(c.health, c.health_max)}`)),
+      h(
+        "div",
+        { class: "pb-stats" },
+        stat("Offence", c.offence, c.offence_max),
+        stat("Defence", c.defence, c.defence_max),
+        stat("Skill", c.skill, c.skill_max),
+      ),
+      gear("Weapon", c.weapon, c.weapon_label),
+      gear("Armour", c.armour, c.armour_label),
+      c.destroyed && c.destroyed.length
+        ? h(
+            "div",
+            { class: "pb-destroyed", dataset: { testid: `destroyed-${cid}` } },
+            h("span", { class: "pb-stat-label" }, "Destroyed"),
+            c.destroyed.map((d) => h("s", { class: "pb-broken" }, `${d.name} (+${d.max_bonus})`)),
+          )
+        : null,
+      c.temperament && ctx.role === "gm" && c.controller === "computer"
+        ? h("div", { class: "muted pb-temper" }, `Computer, ${c.temperament}`)
+        : null,
+    );
+  }
+
+  function controllerText(c) {
+    if (c.controller === "computer") return "computer";
+    if (c.controller === "gm") return "GM";
+    return c.mine ? "you" : "player";
+  }
+
+  function chooseButtons(cid, templates) {
+    const byOption = Object.fromEntries(templates.map((t) => [t.option, t]));
+    return h(
+      "div",
+      { class: "pb-options" },
+      OPTION_ORDER.filter((o) => byOption[o]).map((o) => {
+        const t = byOption[o];
+        return h(
+          "button",
+          {
+            type: "button",
+            class: `big pb-option pb-option-${o}${t.selected ? " selected" : ""}`,
+            "aria-pressed": t.selected ? "true" : "false",
+            title: t.help || "",
+            dataset: { testid: `choose-${o}`, combatant: cid, option: o },
+            onclick: (ev) => {
+              ev.currentTarget.classList.add("pb-sending");
+              ctx.send({ type: "choose", combatant: cid, option: o });
+            },
+          },
+          h("span", { class: "pb-option-label" }, t.label),
+          t.help ? h("span", { class: "pb-option-help" }, t.help) : null,
+        );
+      }),
+    );
+  }
+
+  function actions() {
+    const legal = view.legal || [];
+    if (view.status !== "active") return null;
+    const chooses = legal.filter((t) => t.type === "choose");
+    const groups = [];
+    for (const cid of order) {
+      const mine = chooses.filter((t) => t.combatant === cid);
+      if (mine.length) groups.push([cid, mine]);
+    }
+    if (ctx.role === "gm") {
+      const force = legal.find((t) => t.type === "force_resolve");
+      const escape = legal.find((t) => t.type === "set_escape");
+      return h(
+        "section",
+        { class: "pb-actions pb-actions-gm" },
+        groups.map(([cid, templates]) => {
+          const c = cs[cid];
+          const block = [
+            h("h3", {}, `${c.name}${c.has_chosen && c.choice ? ` — ${optionLabel(c.choice)}` : ""}`),
+            chooseButtons(cid, templates),
+          ];
+          if (c.controller === "gm") return h("div", { class: "pb-choose-block" }, block);
+          return h(
+            "details",
+            { class: "pb-choose-block pb-override" },
+            h("summary", {}, `Choose for ${c.name} (played by ${controllerText(c)})`),
+            block.slice(1),
+          );
+        }),
+        h(
+          "div",
+          { class: "button-row pb-gm-row" },
+          force
+            ? h(
+                "button",
+                {
+                  type: "button",
+                  class: "big primary",
+                  title: force.help || "",
+                  dataset: { testid: "force-resolve" },
+                  onclick: () => ctx.send({ type: "force_resolve" }),
+                },
+                force.label,
+              )
+            : null,
+          escape
+            ? h(
+                "button",
+                {
+                  type: "button",
+                  class: "big",
+                  title: escape.help || "",
+                  dataset: { testid: "toggle-escape", possible: String(escape.possible) },
+                  onclick: () => ctx.send({ type: "set_escape", possible: escape.possible }),
+                },
+                escape.label,
+              )
+            : null,
+        ),
+        escape && escape.help ? h("p", { class: "muted" }, escape.help) : null,
+      );
+    }
+    if (ctx.role === "player") {
+      if (!groups.length) {
+        return h("section", { class: "pb-actions" }, h("p", { class: "big-text muted" }, "You watch this duel: no combatant is yours."));
+      }
+      return h(
+        "section",
+        { class: "pb-actions" },
+        groups.map(([cid, templates]) => {
+          const c = cs[cid];
+          const foe = order.find((x) => x !== cid);
+          const waiting = c.has_chosen && foe && cs[foe] && !cs[foe].has_chosen;
+          return h(
+            "div",
+            { class: "pb-choose-block" },
+            h("h3", {}, groups.length > 1 ? `${c.name}: your choice` : "Your choice"),
+            chooseButtons(cid, templates),
+            h(
+              "p",
+              { class: "pb-hint", dataset: { testid: "waiting" } },
+              waiting
+                ? `Waiting for the other side… you may still change your mind.`
+                : c.has_chosen
+                  ? "Chosen."
+                  : "Pick one — the other side cannot see it.",
+            ),
+          );
+        }),
+      );
+    }
+    return null;
+  }
+
+  function dieBox(face, caption, highlight) {
+    return h(
+      "div",
+      { class: `pb-die-box${highlight ? " pb-die-hot" : ""}` },
+      ctx.ui.die(face, { fresh }),
+      h("span", { class: "pb-die-caption" }, caption),
+    );
+  }
+
+  function totalsLine(cid) {
+    const t = last.totals[cid];
+    const part = (x) => {
+      const bits = [`${x.die} die`, `${x.attribute} attr`];
+      if (x.modifier) bits.push(`${x.modifier > 0 ? "+" : ""}${x.modifier} ${x.modifier > 0 ? "bonus" : "penalty"}`);
+      if (x.gear) bits.push(`+${x.gear} gear`);
+      return bits.join(" ");
+    };
+    return h(
+      "div",
+      { class: "pb-totals-row" },
+      h("strong", {}, `${name(cid)} (${optionLabel(last.effective[cid])})`),
+      h("span", {}, `Offence ${t.offence.total}`, h("small", { class: "muted" }, ` = ${part(t.offence)}`)),
+      h("span", {}, `Defence ${t.defence.total}`, h("small", { class: "muted" }, ` = ${part(t.defence)}`)),
+    );
+  }
+
+  function sentences() {
+    const out = [];
+    const esc = last.escape;
+    if (esc) {
+      for (const r of esc.runners) {
+        if (esc.escaped.includes(r)) {
+          out.push(esc.automatic ? `${name(r)} got away without a roll.` : `${name(r)} got away.`);
+        } else if (esc.impossible) {
+          out.push(`${name(r)} found no way out and had to attack.`);
+        } else {
+          out.push(`${name(r)} could not break away and had to attack.`);
+        }
+      }
+      if (esc.rolls) {
+        for (const [cid, r] of Object.entries(esc.rolls)) {
+          const attr = esc.runners.includes(cid) ? "Defence" : "Offence";
+          out.push(`${name(cid)}: ${r.faces.join(" + ")} + ${r.attribute} ${attr} + ${r.skill} Skill = ${r.total}`);
+        }
+      }
+    }
+    for (const cid of order) {
+      const d = last.damage && last.damage[cid];
+      if (!d) continue;
+      if (d.hits) out.push(`${name(cid)} takes ${d.hits} from the exchange.`);
+    }
+    for (const p of last.penetrations || []) {
+      out.push(`${name(p.by)} penetrates ${name(p.on)}: ${p.half_dice.join(" + ")} extra${p.doubled ? " (pressing: two dice)" : ""}.`);
+    }
+    for (const c of last.counters || []) {
+      out.push(`${name(c.by)} counters ${name(c.on)}: ${c.half_dice.join(" + ")} extra${c.doubled ? " (defending: two dice)" : ""}.`);
+    }
+    for (const w of last.wear || []) {
+      out.push(`${name(w.combatant)}'s ${w.name}: +${w.before} → +${w.after}${w.destroyed ? ", destroyed" : ""}.`);
+    }
+    for (const w of last.weakening || []) {
+      out.push(`${name(w.combatant)} weakens: ${ATTR_LABEL[w.attribute] || w.attribute} ${w.before} → ${w.after}.`);
+    }
+    for (const cid of last.defeated || []) out.push(`${name(cid)} is defeated.`);
+    const anyDamage = order.some((cid) => last.damage && last.damage[cid] && last.damage[cid].total);
+    if (!anyDamage && last.dice) out.push("Nobody is hurt.");
+    return out;
+  }
+
+  function lastTurn() {
+    if (!last) {
+      return h(
+        "section",
+        { class: "pb-last card", dataset: { testid: "last-turn" } },
+        h("h2", {}, "Last turn"),
+        h("p", { class: "muted" }, "No turn settled yet."),
+      );
+    }
+    const [a, b] = order;
+    const pens = new Set((last.penetrations || []).map((p) => p.by));
+    const counters = new Set((last.counters || []).map((c) => c.by));
+    const chosen = order.map((cid) => `${name(cid)}: ${optionLabel(last.options[cid])}`).join(" · ");
+    return h(
+      "section",
+      { class: "pb-last card", dataset: { testid: "last-turn", turn: last.turn } },
+      h("h2", {}, `Turn ${last.turn}`),
+      h("p", { class: "pb-revealed" }, chosen),
+      last.dice
+        ? h(
+            "div",
+            { class: "pb-dice" },
+            h(
+              "div",
+              { class: "pb-dice-side side-a" },
+              dieBox(last.dice[a].offence, `${name(a)} offence`, pens.has(a)),
+              dieBox(last.dice[a].defence, `${name(a)} defence`, counters.has(a)),
+            ),
+            h(
+              "div",
+              { class: "pb-dice-side side-b" },
+              dieBox(last.dice[b].offence, `${name(b)} offence`, pens.has(b)),
+              dieBox(last.dice[b].defence, `${name(b)} defence`, counters.has(b)),
+            ),
+          )
+        : null,
+      last.totals ? h("div", { class: "pb-totals" }, order.map(totalsLine)) : null,
+      h("ul", { class: "pb-outcome" }, sentences().map((s) => h("li", {}, s))),
+    );
+  }
+}
