@@ -4,13 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
-import sys
-from pathlib import Path
 from typing import Any
-
-# until the pytest config puts the project root on sys.path, make ``import rules`` work from here
-if str(Path(__file__).resolve().parents[2]) not in sys.path:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import pytest
 from hypothesis import HealthCheck, given, settings
