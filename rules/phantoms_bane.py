@@ -231,7 +231,7 @@ class PhantomsBane(RuleSystem):
                 "Natural weapon",
                 "bool",
                 True,
-                help="Claws, fists, teeth: worn down to +0 it stays; a carried weapon at +0 breaks.",
+                help="Claws, fists, teeth: worn down to +0 by counters they stay; a carried weapon worn down to +0 breaks.",
                 group="Weapon",
             ),
             Field("armour_name", "Armour", "text", "", 0, 30, help="Leave empty for none.", group="Armour"),
@@ -250,7 +250,7 @@ class PhantomsBane(RuleSystem):
                 "Natural armour",
                 "bool",
                 False,
-                help="Hide, fur, scales: worn down to +0 it stays; worn armour at +0 falls apart.",
+                help="Hide, fur, scales: worn down to +0 by penetrations they stay; worn armour worn down to +0 falls apart.",
                 group="Armour",
             ),
             Field(
@@ -433,7 +433,8 @@ class PhantomsBane(RuleSystem):
                 "title": "Computer-controlled foes",
                 "text": "A computer foe picks at the start of each turn from what its side can see (never "
                 "your pick). Reckless foes like to press, cowardly ones defend and flee when the fight "
-                "turns against them, steady ones weigh the odds.",
+                "turns against them, steady ones weigh the odds. When the computer plays both sides, "
+                "the GM moves the duel on one turn at a time with Force resolution.",
             },
             {
                 "title": "Dice order (for physical dice)",
@@ -492,10 +493,10 @@ class PhantomsBane(RuleSystem):
                 f"unknown declaration type {kind!r} (expected choose, force_resolve or set_escape)"
             )
         new = copy.deepcopy(state)
-        if kind == "set_escape":
-            return new, _set_escape(new, declaration)
         if new.get("status") != "active":
             raise IllegalDeclaration("the duel is not under way")
+        if kind == "set_escape":
+            return new, _set_escape(new, declaration)
         if kind == "force_resolve":
             events: list[Event] = []
             for cid in new["order"]:

@@ -165,6 +165,8 @@ def test_worked_example_four_turns() -> None:
         PB.apply(state, {"type": "choose", "combatant": "j", "option": "attack"}, GM, ScriptedDice([]))
     with pytest.raises(IllegalDeclaration):
         PB.apply(state, {"type": "force_resolve"}, GM, ScriptedDice([]))
+    with pytest.raises(IllegalDeclaration):
+        PB.apply(state, {"type": "set_escape", "possible": False}, GM, ScriptedDice([]))
 
 
 # --- gear -----------------------------------------------------------------------------------------
@@ -546,6 +548,15 @@ def test_views_identical_whatever_the_pending_choice() -> None:
         new, _ = PB.apply(state, {"type": "choose", "combatant": "a", "option": option}, GM, ScriptedDice([]))
         views.append((PB.view_for(new, SPECTATOR), PB.view_for(new, Viewer.player("s2"))))
     assert all(v == views[0] for v in views)
+
+
+def test_gm_choice_for_a_seat_is_seen_by_that_seat_only() -> None:
+    state = seat_duel()
+    new, ev = PB.apply(state, {"type": "choose", "combatant": "b", "option": "defend"}, GM, ScriptedDice([]))
+    assert PB.view_for(new, Viewer.player("s2"))["combatants"]["b"]["choice"] == "defend"
+    assert "choice" not in PB.view_for(new, Viewer.player("s1"))["combatants"]["b"]
+    assert all("option" not in e["data"] for e in visible_events(ev, Viewer.player("s1"), new))
+    assert any(e["data"].get("option") == "defend" for e in visible_events(ev, Viewer.player("s2"), new))
 
 
 def test_changing_a_choice_before_resolution() -> None:
