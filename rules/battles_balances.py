@@ -323,6 +323,8 @@ class BattlesAndBalances(RuleSystem):
     name = "Battles&Balances"
     summary = "Dice pools by size, action points you can borrow, melee reach and missile range, contests and checks."
     gm_declarations = GM_TOOLS
+    #: the GM's tools keep working once the battle is over (the web layer asks for this list)
+    declarations_after_end = frozenset({"check", "contest", "heal", "cure", "bless", "repair", "adjust", "place"})
     min_combatants = 0
     max_combatants = 40
     sides = ("A", "B", "C", "D")

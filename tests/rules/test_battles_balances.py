@@ -544,6 +544,7 @@ def test_contest_between_characters_works_after_the_battle_ended():
     state = duel(trooper={"stamina": 1})
     ended, _ = act(state, attack("vasyl", "trooper"), [8, 8, 8, 8, 1, 1, 6])
     assert ended["status"] == "ended"
+    assert {"check", "contest", "heal"} <= BB.declarations_after_end
     contest = {"type": "contest", "a_combatant": "vasyl", "a_attribute": "muscle", "b_combatant": "trooper",
                "b_attribute": "muscle"}
     _, events = act(ended, contest, [1] * 27)
