@@ -268,7 +268,7 @@ class EclipsePhase(RuleSystem):
     id = "eclipse-phase"
     name = "Eclipse Phase 2e"
     summary = "Initiative order, opposed d100 tests with superior and critical results, wounds, on a grid."
-    gm_declarations = frozenset({"modifier", "clear_modifiers", "condition", "reveal"})
+    gm_declarations = frozenset({"modifier", "clear_modifiers", "condition", "reveal", "advance"})
     max_combatants = 24
 
     # --- forms -----------------------------------------------------------------------------
@@ -676,7 +676,7 @@ class EclipsePhase(RuleSystem):
                        ("fray", f"Dodge with Fray {d['fray']}", d["fray"], "Fray")]
         else:
             options = [("fray", f"Dodge with half Fray ({d['fray']} ÷ 2 = {halve(d['fray'])})", halve(d["fray"]),
-                        "Fray ÷ 2")]
+                        "half Fray")]
         return [{"method": m, "label": label, "skill": skill, "skill_label": sl, "mods": mods,
                  "target": target_number(skill, mods)} for m, label, skill, sl in options]
 
@@ -1201,6 +1201,22 @@ class EclipsePhase(RuleSystem):
                             "GM shows everyone's Durability numbers." if on else "GM hides the Durability numbers.",
                             on=on))
 
+    def _do_advance(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
+                    events: list[Event]) -> None:
+        """Nothing by itself: apply() then lets computer-played combatants act (e.g. after an assignment)."""
+        if not self._computer_waiting(state):
+            raise IllegalDeclaration("no computer-played combatant is waiting to act")
+
+    def _computer_waiting(self, state: State) -> bool:
+        p = state["pending"]
+        comps = state["combatants"]
+        if p is None:
+            return state["active"] is not None and comps[state["active"]]["controller"] == "computer"
+        if p["phase"] == "defence":
+            return comps[p["defender"]]["controller"] == "computer"
+        return any(not post["accepted"] and comps[p["attacker" if side == "attacker" else "defender"]]["controller"]
+                   == "computer" for side, post in p["post"].items())
+
     # --- the computer's choices -------------------------------------------------------------------------
     def _run_computers(self, state: State, dice: DiceSource, events: list[Event]) -> None:
         for _ in range(500):
@@ -1532,7 +1548,7 @@ class EclipsePhase(RuleSystem):
              "conditions": [[k, v] for k, v in CONDITIONS.items()]},
             {"type": "reveal", "label": "Hide Durability numbers" if state["reveal_health"]
              else "Show everyone's Durability numbers", "on": not state["reveal_health"]},
-        ]
+        ] + ([{"type": "advance", "label": "Let the computer act"}] if self._computer_waiting(state) else [])
 
     # --- undo points ----------------------------------------------------------------------------------
     def is_checkpoint(self, state: State) -> bool:

@@ -808,3 +808,16 @@ def test_a_whole_exchange_never_breaks_the_state(att, dfn, d6s, weapon, mode, po
     json.dumps(s)
     for viewer in (GM, SA, SD, SPECTATOR):
         json.dumps(EP.view_for(s, viewer))
+
+
+def test_a_combatant_handed_to_the_computer_acts_when_the_gm_advances():
+    state, _ = start([jinx(), exhuman()], [4, 2])
+    state, _ = EP.assign(state, "jinx", "computer", None)
+    assert any(t["type"] == "advance" for t in EP.view_for(state, GM)["legal"])
+    with pytest.raises(NotPermitted):
+        EP.authorize(state, {"type": "advance"}, JINX_SEAT)
+    state, events = play(state, {"type": "advance"}, GM)
+    assert "attack.declared" in types(events) and state["pending"]["phase"] == "defence"
+    assert not any(t["type"] == "advance" for t in EP.view_for(state, GM)["legal"])
+    with pytest.raises(IllegalDeclaration):
+        play(state, {"type": "advance"}, GM)
