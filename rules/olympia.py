@@ -447,7 +447,7 @@ class Olympia(RuleSystem):
                 raise InvalidDeclaration("the declaration needs a side (A or B) or the leader as combatant")
         self._deployment_only(state, "the break point is set")
         state["sides"][side]["break_point"] = value
-        return [event("break_point.set", f"{self._side_name(state, side)} will break at {value}% of its strength.", side=side, break_point=value)]
+        return [event("break_point.set", f"{self._Side_name(state, side)} will break at {value}% of its strength.", side=side, break_point=value)]
 
     def _set_structure(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource) -> list[Event]:
         side = d.get("side")
@@ -458,7 +458,7 @@ class Olympia(RuleSystem):
         self._deployment_only(state, "structures are placed")
         state["sides"][side]["structure"] = None if kind == "none" else {"kind": kind, "damage": damage, "destroyed": False}
         what = "no structure" if kind == "none" else f"a {STRUCTURES[kind].label} ({damage} damage)"
-        return [event("structure.placed", f"{self._side_name(state, side)} fights from {what}.", side=side, structure=kind, damage=damage)]
+        return [event("structure.placed", f"{self._Side_name(state, side)} fights from {what}.", side=side, structure=kind, damage=damage)]
 
     def _add_special(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource) -> list[Event]:
         base: dict[str, Any] = {}
@@ -854,14 +854,14 @@ class Olympia(RuleSystem):
         events = []
         for s in broken:
             state["sides"][s]["broken"] = True
-            events.append(event("side.broke", f"{self._side_name(state, s)} falls to {totals[s]['total']:,}, at or below its break line of {totals[s]['threshold']:,}, and breaks.", side=s))
+            events.append(event("side.broke", f"{self._Side_name(state, s)} falls to {totals[s]['total']:,}, at or below its break line of {totals[s]['threshold']:,}, and breaks.", side=s))
         if len(broken) == len(self.sides):
             outcome = {"winner": None, "result": "tie", "broken": broken, "reason": f"both sides broke in the same phase ({title})"}
             text = f"The battle ends in a tie: both sides broke in the same phase ({title})."
         else:
             winner = next(s for s in self.sides if s not in broken)
             outcome = {"winner": winner, "result": "win", "broken": broken, "reason": f"{self._side_name(state, broken[0])} broke ({title})"}
-            text = f"{self._side_name(state, winner)} wins: {self._side_name(state, broken[0])} broke in {title.lower()}."
+            text = f"{self._Side_name(state, winner)} wins: {self._side_name(state, broken[0])} broke in {title.lower()}."
         state["status"] = "ended"
         state["outcome"] = outcome
         events.append(event("battle.ended", text, **outcome))
@@ -884,6 +884,10 @@ class Olympia(RuleSystem):
                 "threshold": _num(info["threshold2"]),
             }
         return out
+
+    def _Side_name(self, state: State, side: str) -> str:  # noqa: N802 - the name at the start of a sentence
+        name = self._side_name(state, side)
+        return name[:1].upper() + name[1:]
 
     def _side_name(self, state: State, side: str) -> str:
         leader = state["combatants"].get(state["sides"][side]["leader"])
