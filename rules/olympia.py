@@ -1109,6 +1109,7 @@ def _fire(
         if cap <= 0:
             return result
         keys = np.asarray(dice.integers(0, KEY_HIGH, eligible, f"{purpose}: who strikes"), dtype=np.int64)
+        result["rolls"].append(_summary(f"{eligible}×0-{KEY_HIGH}", f"who of {eligible:,} may strike ({cap:,} do)", keys, cap, count=eligible))
         chosen = np.argpartition(keys, cap - 1)[:cap] if cap < eligible else np.arange(eligible)
         group_of = np.searchsorted(np.cumsum(counts), chosen, side="right")
         counts = np.bincount(group_of, minlength=len(counts)).astype(np.int64)
@@ -1119,6 +1120,7 @@ def _fire(
         return result
     result["attacks"] = n_attacks
     picks = np.asarray(dice.integers(0, n_slots - 1, n_attacks, f"{purpose}: targets"), dtype=np.int64)
+    result["rolls"].append(_summary(f"{n_attacks}×0-{n_slots - 1}", f"target picks among {n_slots:,}", picks, n_attacks, count=n_attacks))
     bounds = np.cumsum(slot_counts)
     target_of = np.searchsorted(bounds, picks, side="right")
     offsets = picks - (bounds - slot_counts)[target_of]

@@ -299,7 +299,10 @@ def test_cap_chooses_the_attackers_with_the_smallest_keys() -> None:
     # cap 1: knight 3 holds the smallest key -> one attack by a knight (9:1 against a soldier: 1-19, 18 hits)
     result = _fire(att, targets, 1, state, "A", ScriptedDice([9, 8, 7, 1, 0, 18]), "test")
     assert result["attacks"] == 1 and result["hits"] == 1
-    assert result["rolls"][0]["purpose"].startswith("knights")
+    assert [r["purpose"] for r in result["rolls"]] == [
+        "who of 4 may strike (1 do)", "target picks among 1", "knights against soldiers (hit on 9 or less)",
+    ]
+    assert result["rolls"][0]["faces"] == [9, 8, 7, 1]
 
 
 def test_missile_attacks_are_capped_at_the_firing_sides_front_row() -> None:
@@ -367,7 +370,7 @@ def test_weather_wind_halves_and_rain_grounds_bows() -> None:
     # the missile phase alone: one pick (B's soldier; Brennan is covered) and one roll, 9 misses
     state, events = step(state, [0, 9])
     missile = of_type(events, "phase.resolved")[0]
-    assert missile["rolls"][0]["dice"] == "1×1-9"
+    assert [r["dice"] for r in missile["rolls"]] == ["1×0-0", "1×1-9"]
     rainy, _ = start([noble("osswid", "A", soldier=1), noble("bows", "A", behind=1, archer=5), noble("brennan", "B", soldier=1)], {"weather": "rain"})
     assert not SYSTEM._has_missile(rainy, "A")
 
@@ -649,7 +652,7 @@ def test_targets_are_uniform_over_the_slots_and_never_redirected() -> None:
     targets = [Slot("men", "t", "soldier", 5, 0, start=0), Slot("structure", None, None, 1, 0, start=5)]
     state = {"options": {"terrain": "plain"}, "sides": {"A": {"structure": None}, "B": {"structure": {"kind": "building", "damage": 0, "destroyed": False}}}, "combatants": {}}
     result = _fire(att, targets, None, state, "A", SeededDice("uniform"), "test")
-    per_pair = {r["purpose"].split(" against ")[1].split(" (")[0]: r["count"] for r in result["rolls"]}
+    per_pair = {r["purpose"].split(" against ")[1].split(" (")[0]: r["count"] for r in result["rolls"] if " against " in r["purpose"]}
     assert abs(per_pair["the structure"] - 10_000) < 4 * math.sqrt(60_000 * (1 / 6) * (5 / 6))
     # every one of the five men was struck many times, but only five can die
     assert len(np.unique(result["hit_index"])) == 5
