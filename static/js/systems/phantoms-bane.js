@@ -57,8 +57,13 @@ export function render(root, view, ctx) {
     const hurt = cur < max;
     return h(
       "div",
-      { class: `pb-stat${hurt ? " pb-stat-down" : ""}` },
-      h("span", { class: "pb-stat-label" }, label),
+      { class: `pb-stat${hurt ? " pb-stat-down" : ""}`, title: label },
+      h(
+        "span",
+        { class: "pb-stat-label" },
+        h("span", { class: "pb-long" }, label),
+        h("span", { class: "pb-short", "aria-hidden": "true" }, label === "Skill" ? label : label.slice(0, 3)),
+      ),
       h("span", { class: "pb-stat-value" }, ctx.ui.slash(cur, max)),
     );
   }
@@ -224,7 +229,11 @@ export function render(root, view, ctx) {
     }
     if (ctx.role === "player") {
       if (!groups.length) {
-        return h("section", { class: "pb-actions" }, h("p", { class: "big-text muted" }, "You watch this duel: no combatant is yours."));
+        return h(
+          "section",
+          { class: "pb-actions" },
+          h("p", { class: "pb-choose-block muted" }, "No combatant is yours in this duel: you are watching."),
+        );
       }
       return h(
         "section",
@@ -339,7 +348,7 @@ export function render(root, view, ctx) {
     return h(
       "section",
       { class: "pb-last card", dataset: { testid: "last-turn", turn: last.turn } },
-      h("h2", {}, `Turn ${last.turn}`),
+      h("h2", {}, `Last turn: turn ${last.turn}`),
       h("p", { class: "pb-revealed" }, chosen),
       last.dice
         ? h(
