@@ -296,11 +296,11 @@ def test_cap_chooses_the_attackers_with_the_smallest_keys() -> None:
     att = Attackers(["nobles", "knights"], ["noble", "knight"], ["x", "x"], [320, 360], [1, 3])
     targets = [Slot("men", "t", "soldier", 1, 0)]
     state = {"options": {"terrain": "plain"}, "sides": {"A": {"structure": None}, "B": {"structure": None}}, "combatants": {}}
-    # cap 1: knight 3 holds the smallest key -> one attack by a knight (9:1 against a soldier: 1-19, 18 hits)
+    # cap 1: knight 3 holds the smallest key -> one attack by a knight (18:1 against a soldier: 1-19, 18 hits)
     result = _fire(att, targets, 1, state, "A", ScriptedDice([9, 8, 7, 1, 0, 18]), "test")
     assert result["attacks"] == 1 and result["hits"] == 1
     assert [r["purpose"] for r in result["rolls"]] == [
-        "who of 4 may strike (1 do)", "target picks among 1", "knights against soldiers (hit on 9 or less)",
+        "who of 4 may strike (1 do)", "target picks among 1", "knights against soldiers (hit on 18 or less)",
     ]
     assert result["rolls"][0]["faces"] == [9, 8, 7, 1]
 
