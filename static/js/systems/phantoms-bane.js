@@ -33,7 +33,7 @@ export function render(root, view, ctx) {
     if (view.status === "ended" && view.outcome) {
       return h(
         "div",
-        { class: `pb-banner pb-result-${view.outcome.result}`, dataset: { testid: "outcome" } },
+        { class: `pb-banner pb-result-${view.outcome.result || "ended"}`, dataset: { testid: "outcome" } },
         h("strong", {}, view.outcome.text),
       );
     }
