@@ -310,6 +310,17 @@ class Olympia(RuleSystem):
             )},
         ]
 
+    def validate_lineup(self, lineup: Any) -> list[dict[str, Any]]:
+        """A lineup ready for battle: every side has a noble and at most one stack leader."""
+        cleaned = super().validate_lineup(lineup)
+        for side in self.sides:
+            members = [e for e in cleaned if e["side"] == side]
+            if not members:
+                raise InvalidDeclaration(f"side {side} needs at least one noble")
+            if sum(1 for e in members if e["leader"]) > 1:
+                raise InvalidDeclaration(f"side {side} has more than one stack leader")
+        return cleaned
+
     # --- ratings --------------------------------------------------------------------------------
     def troop_value(self, kind: str, options: Mapping[str, Any] | None = None, aboard: bool = False) -> int:
         """Combat value of one man of ``kind`` (the troop table with the battle's modifiers)."""
@@ -343,11 +354,7 @@ class Olympia(RuleSystem):
         sides: dict[str, Any] = {}
         for side in self.sides:
             members = [e for e in entries if e["side"] == side]
-            if not members:
-                raise InvalidDeclaration(f"side {side} needs at least one noble")
             leaders = [e for e in members if e["leader"]]
-            if len(leaders) > 1:
-                raise InvalidDeclaration(f"side {side} has more than one stack leader")
             leader = (leaders or members)[0]["id"]
             combatants[leader]["leader"] = True
             key = side.lower()
@@ -552,10 +559,11 @@ class Olympia(RuleSystem):
             self._move_pointer(state, phase, events)
             idle += 1
             if idle > len(PHASES):
-                outcome = {"winner": None, "result": "tie", "broken": [], "reason": "neither side can harm the other"}
+                text = "The battle ends in a tie: neither side can harm the other."
+                outcome = {"winner": None, "result": "tie", "broken": [], "reason": "neither side can harm the other", "text": text}
                 state["status"] = "ended"
                 state["outcome"] = outcome
-                events.append(event("battle.ended", "The battle ends in a tie: neither side can harm the other.", **outcome))
+                events.append(event("battle.ended", text, **{k: v for k, v in outcome.items() if k != "text"}))
         return events
 
     def _move_pointer(self, state: State, phase: str, events: list[Event]) -> None:
@@ -862,9 +870,10 @@ class Olympia(RuleSystem):
             winner = next(s for s in self.sides if s not in broken)
             outcome = {"winner": winner, "result": "win", "broken": broken, "reason": f"{self._side_name(state, broken[0])} broke ({title})"}
             text = f"{self._Side_name(state, winner)} wins: {self._side_name(state, broken[0])} broke in {title.lower()}."
+        outcome["text"] = text
         state["status"] = "ended"
         state["outcome"] = outcome
-        events.append(event("battle.ended", text, **outcome))
+        events.append(event("battle.ended", text, **{k: v for k, v in outcome.items() if k != "text"}))
         if state["options"]["prisoners"] and outcome["winner"]:
             for cid, c in state["combatants"].items():
                 if c["side"] in broken and c["state"] == "wounded":

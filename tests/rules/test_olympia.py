@@ -185,6 +185,7 @@ def test_scripted_battle_hit_by_hit() -> None:
     assert state["outcome"] == {
         "winner": "A", "result": "win", "broken": ["B"],
         "reason": "side B (Brennan) broke (Round 2, melee)",
+        "text": "Side A (Osswid) wins: side B (Brennan) broke in round 2, melee.",
     }
     assert of_type(events, "side.broke")[0]["data"] == {"side": "B"}
     with pytest.raises(IllegalDeclaration):
@@ -535,6 +536,7 @@ def test_deployment_moves_rows_and_sets_break_points() -> None:
 def test_lineup_validation() -> None:
     with pytest.raises(InvalidDeclaration, match="side B needs"):
         SYSTEM.setup([noble("osswid", "A")], {}, ScriptedDice([]))
+    assert len(SYSTEM.validate_draft([noble("osswid", "A")])) == 1  # a draft may still be one-sided
     with pytest.raises(InvalidDeclaration, match="more than one stack leader"):
         SYSTEM.setup([noble("a", "A", leader=True), noble("b", "A", leader=True), noble("c", "B")], {}, ScriptedDice([]))
     with pytest.raises(InvalidDeclaration, match="Behind must be at most 9"):
