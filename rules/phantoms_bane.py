@@ -9,7 +9,8 @@ The state is a plain JSON dict. The lineup is exactly two combatants, one on sid
 one on side ``"B"``. Dice are drawn in the order of ruling 5: run-away rolls (runner first),
 then offence A, defence A, offence B, defence B, then half-dice (penetrations before counters,
 side A before side B). A computer-controlled combatant picks its option at the start of each
-turn from what its own side can see, drawing one 1-100 number from ``dice.derive("computer")``.
+turn from what its own side can see, drawing one 1-100 number from ``dice.derive("computer")``
+(with scripted dice that number is simply the next face, taken when the turn starts).
 
 The first turn of the rule text's example (Jharek against the Wild Monster, both attacking):
 
