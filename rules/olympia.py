@@ -790,7 +790,7 @@ class Olympia(RuleSystem):
             if n_siege:
                 faces = np.asarray(dice.integers(5, 10, n_siege, f"siege damage to {self._side_name(state, side)}'s structure"), dtype=np.int64)
                 damage += int(faces.sum())
-                rolled.append(_summary(f"{n_siege}×5-10", "siege engine damage", faces, int(faces.sum())))
+                rolled.append(_summary("5-10" if n_siege == 1 else f"{n_siege}×5-10", "siege engine damage", faces))
             structure["damage"] += damage
             label = STRUCTURES[structure["kind"]].label
             if structure["damage"] >= STRUCTURE_DESTROYED_AT:
@@ -953,6 +953,11 @@ class Olympia(RuleSystem):
             "next_phase": state["next_phase"] if state["status"] == "active" else None,
             "options": {k: state["options"][k] for k in ("terrain", "defender", "terrain_defence", "weather", "opening_volley", "prisoners")},
             "sides": sides,
+            "combatants": {
+                cid: {"name": c["name"], "side": c["side"], "controller": c["controller"], "state": c["state"],
+                      **({"seat": c["seat"]} if viewer.is_gm else {})}
+                for cid, c in state["combatants"].items()
+            },
             "specials": [dict(s) for s in state["specials"]],
             "special_library": [{"key": k, **v} for k, v in SPECIAL_LIBRARY.items()],
             "report": copy.deepcopy(state["report"]),
@@ -1084,9 +1089,11 @@ def _defence4(slot: Slot, attacker_kind: str | None, state: Mapping[str, Any], s
     return max(0, defence) * quarters
 
 
-def _summary(dice_text: str, purpose: str, faces: Any, total: int, **extra: Any) -> dict[str, Any]:
-    faces = [int(f) for f in faces] if len(faces) <= SMALL_PAIR else []
-    return {"dice": dice_text, "purpose": purpose, "faces": faces, "modifier": 0, "total": total, **extra}
+def _summary(dice_text: str, purpose: str, faces: Any, **extra: Any) -> dict[str, Any]:
+    """A roll record for many dice at once: every face when there are few, else only the sum."""
+    total = int(np.asarray(faces, dtype=np.int64).sum()) if len(faces) else 0
+    shown = [int(f) for f in faces] if len(faces) <= SMALL_PAIR else []
+    return {"dice": dice_text, "purpose": purpose, "faces": shown, "modifier": 0, "total": total, **extra}
 
 
 def _losses_text(losses: Mapping[str, int]) -> str:
@@ -1118,7 +1125,7 @@ def _fire(
         if cap <= 0:
             return result
         keys = np.asarray(dice.integers(0, KEY_HIGH, eligible, f"{purpose}: who strikes"), dtype=np.int64)
-        result["rolls"].append(_summary(f"{eligible}×0-{KEY_HIGH}", f"who of {eligible:,} may strike ({cap:,} do)", keys, cap, count=eligible))
+        result["rolls"].append(_summary(f"{eligible}×0-{KEY_HIGH}", f"who of {eligible:,} may strike ({cap:,} do)", keys, count=eligible))
         chosen = np.argpartition(keys, cap - 1)[:cap] if cap < eligible else np.arange(eligible)
         group_of = np.searchsorted(np.cumsum(counts), chosen, side="right")
         counts = np.bincount(group_of, minlength=len(counts)).astype(np.int64)
@@ -1129,7 +1136,7 @@ def _fire(
         return result
     result["attacks"] = n_attacks
     picks = np.asarray(dice.integers(0, n_slots - 1, n_attacks, f"{purpose}: targets"), dtype=np.int64)
-    result["rolls"].append(_summary(f"{n_attacks}×0-{n_slots - 1}", f"target picks among {n_slots:,}", picks, n_attacks, count=n_attacks))
+    result["rolls"].append(_summary(f"{n_attacks}×0-{n_slots - 1}", f"target picks among {n_slots:,}", picks, count=n_attacks))
     bounds = np.cumsum(slot_counts)
     target_of = np.searchsorted(bounds, picks, side="right")
     offsets = picks - (bounds - slot_counts)[target_of]
@@ -1152,7 +1159,7 @@ def _fire(
         )
         if b4 == 0:
             hit[order[lo:hi]] = True
-            result["rolls"].append(_summary(f"{n}×certain", f"{att.labels[g]} against {what}", [], n, count=n, hits=n, needed="always"))
+            result["rolls"].append(_summary(f"{n}×certain", f"{att.labels[g]} against {what} (always hits)", [], count=n, hits=n, needed=0))
             continue
         gcd = math.gcd(a4, b4)
         a, d = a4 // gcd, (a4 + b4) // gcd
@@ -1160,7 +1167,7 @@ def _fire(
         landed = faces <= a
         hit[order[lo:hi]] = landed
         h = int(landed.sum())
-        result["rolls"].append(_summary(f"{n}×1-{d}", f"{att.labels[g]} against {what} (hit on {a} or less)", faces, h, count=n, hits=h, needed=a))
+        result["rolls"].append(_summary(f"{n}d{d}", f"{att.labels[g]} against {what} (hit on {a} or less)", faces, count=n, hits=h, needed=a))
     result["hits"] = int(hit.sum())
     starts = np.asarray([t.start for t in targets], dtype=np.int64)
     canonical = starts[target_of] + offsets

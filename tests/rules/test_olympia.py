@@ -163,7 +163,7 @@ def test_scripted_battle_hit_by_hit() -> None:
     assert troops(state, "brennan") == {}
     rolls = {r["purpose"].split(": ")[-1]: r for r in report["rolls"]}
     assert rolls["Osswid's knights against pikemen (hit on 9 or less)"]["faces"] == [9, 13]
-    assert rolls["Brennan's pikemen against knights (hit on 1 or less)"]["dice"] == "2×1-19"
+    assert rolls["Brennan's pikemen against knights (hit on 1 or less)"]["dice"] == "2d19"
     totals = report["data"]["totals"]
     assert (totals["A"]["total"], totals["A"]["threshold"]) == (340, 260)
     assert (totals["B"]["total"], totals["B"]["threshold"]) == (160, 105)
@@ -371,7 +371,7 @@ def test_weather_wind_halves_and_rain_grounds_bows() -> None:
     # the missile phase alone: one pick (B's soldier; Brennan is covered) and one roll, 9 misses
     state, events = step(state, [0, 9])
     missile = of_type(events, "phase.resolved")[0]
-    assert [r["dice"] for r in missile["rolls"]] == ["1×0-0", "1×1-9"]
+    assert [r["dice"] for r in missile["rolls"]] == ["1×0-0", "1d9"]
     rainy, _ = start([noble("osswid", "A", soldier=1), noble("bows", "A", behind=1, archer=5), noble("brennan", "B", soldier=1)], {"weather": "rain"})
     assert not SYSTEM._has_missile(rainy, "A")
 
