@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import secrets
 import threading
 import time
 from collections import deque
@@ -146,7 +148,7 @@ def gm_page(slug: str) -> Any:
     table = _table_or_404(slug)
     key = request.args.get("key")
     if key:
-        if key == table.gm_token:
+        if secrets.compare_digest(key, table.gm_token):
             _remember("gm", table.slug, table.gm_token)
             return redirect(url_for("board.gm_page", slug=table.slug))
         abort(403)
@@ -185,8 +187,9 @@ def join_qr(slug: str) -> Response:
     if _remembered("gm", table.slug) != table.gm_token:
         abort(403)
     qr = segno.make(f"{base_url()}/j/{table.join_code}", error="m")
-    svg = qr.svg_inline(scale=6, border=2, dark="#111", light="#fff")
-    return Response(svg, mimetype="image/svg+xml")
+    buffer = io.BytesIO()
+    qr.save(buffer, kind="svg", scale=6, border=2, dark="#111", light="#fff")
+    return Response(buffer.getvalue(), mimetype="image/svg+xml")
 
 
 @bp.get("/vendor/socket.io.min.js")

@@ -4,7 +4,7 @@
 export function connect({ table, token, onTable, onBattle, onStatus, onError }) {
   const state = { battleId: null, v: 0, events: [], view: null, system: null };
   // eslint-disable-next-line no-undef
-  const socket = io({ auth: { table, token: token || null }, reconnectionDelayMax: 3000 });
+  const socket = io({ auth: { table, token: token || null }, transports: ["websocket", "polling"], reconnectionDelayMax: 3000 });
 
   function emit(event, payload, timeout = 15000) {
     return new Promise((resolve) => {

@@ -3,7 +3,12 @@
 
 import { h, replace, button } from "./ui.js";
 
-let editing = null; // index of the lineup entry being edited, "new", or null
+let editing = null; // index of the lineup entry being edited, "new", {preset}, or null
+let latest = null; // the last [root, table, ctx] drawn, so a re-draw always uses the newest table
+
+function redraw() {
+  if (latest) renderSetup(...latest);
+}
 
 function controllerChoices(seats) {
   return [["gm", "GM"], ["computer", "Computer"], ...seats.map((s) => [`seat:${s.id}`, `Player: ${s.name}`])];
@@ -60,6 +65,7 @@ export function renderNotes(root, table, ctx) {
 }
 
 export function renderSetup(root, table, ctx) {
+  latest = [root, table, ctx];
   const lineup = (table.lineup || []).map((e) => ({ ...e }));
   const fields = table.forms.combatant;
   const emit = async (event, payload) => {
@@ -78,7 +84,7 @@ export function renderSetup(root, table, ctx) {
       "aria-label": "played by", dataset: { testid: `lineup-controller-${i}` },
       onchange: (ev) => { Object.assign(lineup[i], splitController(ev.target.value)); saveLineup(lineup); },
     }),
-    button("Edit", () => { editing = i; renderSetup(root, table, ctx); }),
+    button("Edit", () => { editing = i; redraw(); }),
     button("✕", () => { lineup.splice(i, 1); saveLineup(lineup); }, { "aria-label": `remove ${entry.name}`, class: "danger" }),
   ));
 
@@ -87,7 +93,7 @@ export function renderSetup(root, table, ctx) {
     if (presetSelect.value === "") return;
     const preset = table.presets[Number(presetSelect.value)];
     editing = { preset };
-    renderSetup(root, table, ctx);
+    redraw();
   });
 
   const form = editing === null ? null : statForm(fields, table, editing === "new" ? {} : typeof editing === "number" ? lineup[editing] : editing.preset,
@@ -96,9 +102,9 @@ export function renderSetup(root, table, ctx) {
       if (typeof editing === "number") next[editing] = { ...next[editing], ...values };
       else next.push({ controller: "gm", side: table.forms.sides[Math.min(next.length, table.forms.sides.length - 1)], ...values, id: freeId(next) });
       const ack = await saveLineup(next);
-      if (ack.ok) { editing = null; renderSetup(root, table, ctx); }
+      if (ack.ok) { editing = null; redraw(); }
     },
-    () => { editing = null; renderSetup(root, table, ctx); });
+    () => { editing = null; redraw(); });
 
   const rosterName = h("input", { placeholder: "Roster name", maxlength: 80, dataset: { testid: "roster-name" } });
   const optionForm = (table.forms.options || []).length ? optionsForm(table, (options) => emit("options_set", { options })) : null;
@@ -107,7 +113,7 @@ export function renderSetup(root, table, ctx) {
     h("h2", {}, "Lineup"),
     h("ol", { class: "lineup", dataset: { testid: "lineup" } }, rows),
     form || h("div", { class: "button-row" },
-      button("Add combatant", () => { editing = "new"; renderSetup(root, table, ctx); }, { dataset: { testid: "add-combatant" } }),
+      button("Add combatant", () => { editing = "new"; redraw(); }, { dataset: { testid: "add-combatant" } }),
       presetSelect),
     optionForm,
     h("h3", {}, "Rosters"),

@@ -1,0 +1,133 @@
+"""Browser tests: a real server process and Debian's Chromium driven by Playwright.
+
+Under ``CI=true`` a missing browser is a failure, never a silent skip.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+LAUNCH_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def chromium_path() -> str | None:
+    for candidate in (os.environ.get("BATTLEBOARD_CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium")):
+        if candidate and Path(candidate).exists():
+            return candidate
+    return None
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[str, Any]:
+    path = chromium_path()
+    if path is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("no Chromium found under CI=true: the test command must install it (apt-get install chromium)")
+        return {**browser_type_launch_args, "args": LAUNCH_ARGS}  # Playwright's own Chromium, if installed
+    return {**browser_type_launch_args, "executable_path": path, "args": LAUNCH_ARGS}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class LiveServer:
+    """``battleboard serve`` in a subprocess on a free port, with its own instance folder."""
+
+    def __init__(self, instance: Path, port: int | None = None, env: dict[str, str] | None = None) -> None:
+        self.instance = instance
+        self.port = port or free_port()
+        self.extra_env = env or {}
+        self.process: subprocess.Popen[bytes] | None = None
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = instance / "server.log"
+
+    def start(self) -> LiveServer:
+        env = {**os.environ, "BATTLEBOARD_INSTANCE": str(self.instance), **self.extra_env}
+        env.pop("DATABASE_URL", None) if "DATABASE_URL" not in self.extra_env else None
+        self.instance.mkdir(parents=True, exist_ok=True)
+        with open(self.log, "ab") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "webapp.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port), "--no-demo"],
+                cwd=REPO,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the server exited: {self.log.read_text()[-2000:]}")
+            try:
+                with urllib.request.urlopen(self.url + "/healthz", timeout=1) as response:
+                    if response.status == 200:
+                        return self
+            except OSError:
+                time.sleep(0.2)
+        raise RuntimeError("the server did not start in 30 s")
+
+    def kill(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait(10)
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+@pytest.fixture
+def live_server(tmp_path: Path) -> Iterator[LiveServer]:
+    server = LiveServer(tmp_path / "instance").start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def shots(output_path: str) -> Path:
+    """This test's folder in the test output directory (pytest-playwright's ``--output``, test-results/)."""
+    folder = Path(output_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+class SocketSpy:
+    """Records every Socket.IO frame a page receives, to check what reached it."""
+
+    def __init__(self, page: Any) -> None:
+        self.frames: list[str] = []
+        page.on("websocket", self._attach)
+
+    def _attach(self, ws: Any) -> None:
+        ws.on("framereceived", lambda payload: self.frames.append(payload if isinstance(payload, str) else payload.decode("utf-8", "replace")))
+
+    def text(self) -> str:
+        return "\n".join(self.frames)

@@ -1,0 +1,161 @@
+"""A Phantom's Bane duel in real Chromium: GM screen, a 375×667 phone and a spectator, in separate contexts."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.conftest import LiveServer, SocketSpy
+
+pytestmark = pytest.mark.browser
+
+PHONE = {"viewport": {"width": 375, "height": 667}, "is_mobile": True, "has_touch": True, "device_scale_factor": 2}
+
+
+def create_duel_table(gm: Any, server: LiveServer) -> None:
+    gm.goto(server.url + "/")
+    gm.fill("[data-testid=table-name]", "Tuesday duel")
+    gm.select_option("[data-testid=table-system]", "phantoms-bane")
+    gm.click("[data-testid=create-table]")
+    gm.wait_for_selector("[data-testid=connection-status][data-state=live]")
+    for preset in ("Jharek", "Wild Monster"):
+        gm.select_option("[data-testid=preset]", label=preset)
+        gm.click("[data-testid=stat-save]")
+        gm.wait_for_selector(f"[data-testid=lineup] >> text={preset}")
+
+
+def join_as(phone: Any, gm: Any, name: str) -> None:
+    join_url = gm.get_attribute("[data-testid=join-link]", "href")
+    phone.goto(join_url)
+    phone.fill("[data-testid=join-name]", name)
+    phone.click("[data-testid=join-submit]")
+    phone.wait_for_selector("[data-testid=connection-status][data-state=live]")
+
+
+def give_to_player(gm: Any, index: int, player: str) -> None:
+    gm.wait_for_selector(f"[data-testid=lineup-controller-{index}] >> option:has-text('Player: {player}')", state="attached")
+    gm.select_option(f"[data-testid=lineup-controller-{index}]", label=f"Player: {player}")
+    expect(gm.locator(f"[data-testid=lineup-controller-{index}] option:checked")).to_have_text(f"Player: {player}")
+
+
+def start(gm: Any) -> None:
+    gm.click("[data-testid=start-battle]")
+    gm.wait_for_selector("[data-testid=turn]")
+
+
+def secret_leaks(text: str, option: str) -> list[str]:
+    """Ways a pending choice could show in what a socket received."""
+    patterns = [rf'"choice":\s*"{option}"', rf"will {option.replace('_', ' ')} this turn"]
+    return [p for p in patterns if re.search(p, text)]
+
+
+def test_a_duel_from_gm_screen_to_phone_to_spectator(browser: Any, live_server: LiveServer, shots: Path) -> None:
+    gm_context = browser.new_context(viewport={"width": 1400, "height": 900})
+    phone_context = browser.new_context(**PHONE)
+    watch_context = browser.new_context(viewport={"width": 1280, "height": 720})
+    try:
+        gm, phone, watch = gm_context.new_page(), phone_context.new_page(), watch_context.new_page()
+        create_duel_table(gm, live_server)
+        join_as(phone, gm, "Alice")
+        give_to_player(gm, 0, "Alice")
+        watch_spy = SocketSpy(watch)
+        watch.goto(gm.get_attribute("[data-testid=watch-link]", "href"))
+        watch.wait_for_selector("[data-testid=connection-status][data-state=live]")
+        start(gm)
+        phone.wait_for_selector("[data-testid=choose-attack][data-combatant=c1]")
+        # The phone shows only Jharek's buttons, big enough for a thumb.
+        assert phone.locator("[data-testid^=choose-][data-combatant=c2]").count() == 0
+        box = phone.locator("[data-testid=choose-press]").bounding_box()
+        assert box and box["height"] >= 44 and box["width"] >= 44
+        assert phone.evaluate("document.documentElement.scrollWidth") <= 375, "the phone page scrolls sideways"
+
+        phone.click("[data-testid=choose-press]")
+        watch.wait_for_selector("[data-testid=chosen-c1][data-chosen=true]")
+        gm.wait_for_selector("[data-testid=chosen-c1][data-chosen=true]")
+        assert not secret_leaks(watch_spy.text(), "press"), "the spectator received the choice before the reveal"
+        gm.screenshot(path=str(shots / "gm-one-side-chosen.png"), full_page=True)
+
+        gm.click("[data-testid=choose-attack][data-combatant=c2]")
+        watch.wait_for_selector("[data-testid=last-turn][data-turn='1']")
+        phone.wait_for_selector("[data-testid=last-turn][data-turn='1']")
+        assert watch.locator("[data-testid=dice-tray] .die").count() >= 4
+        watch.screenshot(path=str(shots / "spectator-after-turn-1.png"), full_page=True)
+        phone.screenshot(path=str(shots / "phone-after-turn-1.png"), full_page=True)
+        gm.screenshot(path=str(shots / "gm-after-turn-1.png"), full_page=True)
+
+        # Play on to the end.
+        for _ in range(40):
+            if watch.locator("[data-testid=outcome]").count():
+                break
+            turn = watch.get_attribute("[data-testid=last-turn]", "data-turn")
+            phone.click("[data-testid=choose-attack][data-combatant=c1]")
+            gm.click("[data-testid=choose-attack][data-combatant=c2]")
+            watch.wait_for_selector(f"[data-testid=last-turn]:not([data-turn='{turn}']), [data-testid=outcome]")
+        watch.wait_for_selector("[data-testid=outcome]")
+        phone.wait_for_selector("[data-testid=outcome]")
+        watch.screenshot(path=str(shots / "spectator-end.png"), full_page=True)
+        phone.screenshot(path=str(shots / "phone-end.png"), full_page=True)
+        gm.screenshot(path=str(shots / "gm-end.png"), full_page=True)
+    finally:
+        for context in (gm_context, phone_context, watch_context):
+            context.close()
+
+
+def test_a_second_player_never_sees_the_first_players_choice(browser: Any, live_server: LiveServer) -> None:
+    gm_context, alice_context, bob_context = (browser.new_context(**PHONE) for _ in range(3))
+    try:
+        gm, alice, bob = gm_context.new_page(), alice_context.new_page(), bob_context.new_page()
+        create_duel_table(gm, live_server)
+        join_as(alice, gm, "Alice")
+        join_as(bob, gm, "Bob")
+        give_to_player(gm, 0, "Alice")
+        give_to_player(gm, 1, "Bob")
+        bob_spy = SocketSpy(bob)
+        bob.reload()
+        bob.wait_for_selector("[data-testid=connection-status][data-state=live]")
+        start(gm)
+        alice.click("[data-testid=choose-defend][data-combatant=c1]")
+        bob.wait_for_selector("[data-testid=chosen-c1][data-chosen=true]")
+        assert not secret_leaks(bob_spy.text(), "defend")
+        bob.click("[data-testid=choose-attack][data-combatant=c2]")
+        bob.wait_for_selector("[data-testid=last-turn][data-turn='1']")
+        assert "Defend" in bob.inner_text("[data-testid=last-turn]"), "after the reveal both choices show"
+    finally:
+        for context in (gm_context, alice_context, bob_context):
+            context.close()
+
+
+def test_a_server_restart_mid_turn_keeps_the_fight(browser: Any, tmp_path: Path, shots: Path) -> None:
+    server = LiveServer(tmp_path / "instance").start()
+    gm_context = browser.new_context(viewport={"width": 1400, "height": 900})
+    phone_context = browser.new_context(**PHONE)
+    try:
+        gm, phone = gm_context.new_page(), phone_context.new_page()
+        create_duel_table(gm, server)
+        join_as(phone, gm, "Alice")
+        give_to_player(gm, 0, "Alice")
+        start(gm)
+        phone.click("[data-testid=choose-run_away][data-combatant=c1]")
+        gm.wait_for_selector("[data-testid=chosen-c1][data-chosen=true]")
+
+        server.kill()
+        phone.wait_for_selector("[data-testid=connection-status][data-state=reconnecting]")
+        gm.wait_for_selector("[data-testid=connection-status][data-state=reconnecting]")
+        phone.screenshot(path=str(shots / "phone-reconnecting.png"), full_page=True)
+        server = LiveServer(server.instance, port=server.port).start()
+
+        phone.wait_for_selector("[data-testid=connection-status][data-state=live]", timeout=20_000)
+        gm.wait_for_selector("[data-testid=connection-status][data-state=live]", timeout=20_000)
+        phone.wait_for_selector("[data-testid=choose-run_away][data-combatant=c1][aria-pressed=true]")
+        gm.wait_for_selector("[data-testid=chosen-c1][data-chosen=true]")
+        gm.click("[data-testid=choose-attack][data-combatant=c2]")
+        phone.wait_for_selector("[data-testid=last-turn][data-turn='1']")
+        assert "Run Away" in phone.inner_text("[data-testid=last-turn]")
+    finally:
+        gm_context.close()
+        phone_context.close()
+        server.stop()
