@@ -589,7 +589,7 @@ class BattlesAndBalances(RuleSystem):
         if c["defeated"] and c["wounds"] < c["health"]:
             c["defeated"] = False
             events.append(event("combatant.recovered", f"{c['name']} is back in play.", combatant=c["id"]))
-        return events
+        return events + _after_gm_change(state, dice)
 
     def _do_cure(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource) -> list[Event]:
         c = self._gm_target(state, d)
@@ -650,10 +650,9 @@ class BattlesAndBalances(RuleSystem):
             c["defeated"] = value >= c["health"]
             if c["defeated"] and not was:
                 events.append(event("combatant.defeated", f"{c['name']} is out of play.", combatant=c["id"]))
-                events += _after_gm_change(state, dice)
             elif was and not c["defeated"]:
                 events.append(event("combatant.recovered", f"{c['name']} is back in play.", combatant=c["id"]))
-        return events
+        return events + _after_gm_change(state, dice)
 
     def _do_place(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource) -> list[Event]:
         c = self._gm_target(state, d)
@@ -1096,29 +1095,36 @@ def _advance(state: State, dice: DiceSource) -> list[Event]:
         state["actor"] = None
         return events
     idx = state["turn_index"]
-    for _ in range(len(order) * 200):
-        idx = (idx + 1) % len(order)
-        cid = order[idx]
-        c = state["combatants"][cid]
-        if c["defeated"]:
-            continue
-        state["turn"] += 1
-        if c["ap"] >= 1:
-            state["turn_index"] = idx
-            state["actor"] = cid
-            events.append(event("turn.started", f"{c['name']} acts ({_ap_words(c['ap'])}).", combatant=cid,
-                                ap=c["ap"], turn=state["turn"]))
-            if c["controller"] == "computer" and not isinstance(dice, _NoComputer):
-                events += _computer_turns(state, dice)
-            return events
-        before = c["ap"]
-        c["ap"] += c["ap_max"]
-        events.append(event("ap.refreshed", f"{c['name']} is out of action points and recovers {c['ap_max']} "
-                            f"({before} to {c['ap']}).", combatant=cid, before=before, ap=c["ap"], turn=state["turn"]))
+    if any(_can_ever_act(state["combatants"][cid]) for cid in order):
+        for _ in range(len(order) * 200):
+            idx = (idx + 1) % len(order)
+            cid = order[idx]
+            c = state["combatants"][cid]
+            if not _can_ever_act(c):
+                continue
+            state["turn"] += 1
+            if c["ap"] >= 1:
+                state["turn_index"] = idx
+                state["actor"] = cid
+                events.append(event("turn.started", f"{c['name']} acts ({_ap_words(c['ap'])}).", combatant=cid,
+                                    ap=c["ap"], turn=state["turn"]))
+                if c["controller"] == "computer" and not isinstance(dice, _NoComputer):
+                    events += _computer_turns(state, dice)
+                return events
+            before = c["ap"]
+            c["ap"] += c["ap_max"]
+            events.append(event("ap.refreshed", f"{c['name']} is out of action points and recovers {c['ap_max']} "
+                                f"({before} to {c['ap']}).", combatant=cid, before=before, ap=c["ap"],
+                                turn=state["turn"]))
     state["turn_index"] = idx
     state["actor"] = None
     events.append(event("turn.stalled", "Nobody can act: every character in play has no action points to gain."))
     return events
+
+
+def _can_ever_act(c: Mapping[str, Any]) -> bool:
+    """In play and either holding a point now or gaining some at a refresh (Speed 0 never does)."""
+    return not c["defeated"] and (c["ap"] >= 1 or c["ap_max"] > 0)
 
 
 def _next_actor(state: Mapping[str, Any]) -> str | None:
@@ -1135,8 +1141,7 @@ def timeline(state: Mapping[str, Any], length: int = TIMELINE_LENGTH) -> list[di
     if state["status"] != "active" or not state["actor"]:
         return []
     ap = {cid: c["ap"] for cid, c in state["combatants"].items()}
-    living = [cid for cid in order if not state["combatants"][cid]["defeated"]]
-    if not any(state["combatants"][cid]["ap_max"] > 0 or ap[cid] >= 1 for cid in living):
+    if not any(_can_ever_act(state["combatants"][cid]) for cid in order):
         return []
     out: list[dict[str, Any]] = []
     idx = state["turn_index"]
@@ -1146,7 +1151,7 @@ def timeline(state: Mapping[str, Any], length: int = TIMELINE_LENGTH) -> list[di
         cid = order[idx]
         c = state["combatants"][cid]
         idx = (idx + 1) % len(order)
-        if c["defeated"]:
+        if c["defeated"] or (ap[cid] < 1 and c["ap_max"] <= 0):
             continue
         before = ap[cid]
         if before >= 1:
@@ -1177,8 +1182,15 @@ def _check_outcome(state: State) -> list[Event]:
 
 
 def _after_gm_change(state: State, dice: DiceSource) -> list[Event]:
+    """After a GM tool changed numbers: end the battle if a side is gone, or hand the turn on when the
+    one acting was put out of play, or restart the clock when it had stalled."""
     events = _check_outcome(state)
-    if state["status"] == "active" and state["actor"] and state["combatants"][state["actor"]]["defeated"]:
+    if state["status"] != "active" or not state["order"]:
+        return events
+    actor = state["actor"]
+    if (actor and state["combatants"][actor]["defeated"]) or (
+        actor is None and any(_can_ever_act(state["combatants"][cid]) for cid in state["order"])
+    ):
         events += _advance(state, dice)
     return events
 

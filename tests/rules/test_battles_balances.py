@@ -767,3 +767,30 @@ def test_random_legal_play_keeps_the_invariants(seed, picks, options):
             assert not new["combatants"][new["actor"]]["defeated"]
         assert visible_events(events, SPECTATOR, new) == events  # nothing in this system is secret
         state = new
+
+
+def test_speed_zero_never_acts_and_a_stalled_clock_restarts():
+    slow = fighter("slow", "A", 0, 0, speed=0)
+    quick = fighter("quick", "B", 5, 5)
+    state, _ = BB.setup([slow, quick], {}, NO_DICE)
+    assert state["actor"] == "quick"
+    new, events = act(state, {"type": "pass", "combatant": "quick"})
+    assert new["actor"] == "quick" and "ap.refreshed" not in types(events)
+    assert [e["combatant"] for e in timeline(new)] == ["quick"] * len(timeline(new))
+    stuck, events = BB.setup([slow, fighter("still", "B", 5, 5, speed=0)], {}, NO_DICE)
+    assert stuck["actor"] is None and types(events)[-1] == "turn.stalled" and timeline(stuck) == []
+    assert stuck["turn"] == 0
+    going, events = act(stuck, {"type": "adjust", "combatant": "still", "field": "ap", "value": 3})
+    assert going["actor"] == "still" and types(events)[-1] == "turn.started"
+
+
+def test_reviving_the_acting_side_and_defeating_the_actor():
+    state = duel()
+    new, events = act(state, {"type": "adjust", "combatant": "vasyl", "field": "wounds", "value": 16})
+    assert new["status"] == "ended" and new["outcome"]["winner"] == "B"
+    three = [fighter("a", "A", 0, 0), fighter("b", "A", 0, 1), fighter("c", "B", 5, 5)]
+    state, _ = BB.setup(three, {}, NO_DICE)
+    new, events = act(state, {"type": "adjust", "combatant": "a", "field": "wounds", "value": 99})
+    assert new["actor"] == "b" and new["status"] == "active"
+    back, events = act(new, {"type": "heal", "combatant": "a", "amount": 90, "means": "rest"})
+    assert not back["combatants"]["a"]["defeated"] and back["actor"] == "b"
