@@ -331,9 +331,12 @@ class RuleSystem:
         return True
 
     def assign(
-        self, state: State, combatant_id: str, controller: str, seat: str | None
+        self, state: State, combatant_id: str, controller: str, seat: str | None, dice: DiceSource | None = None
     ) -> tuple[State, list[Event]]:
-        """Hand a combatant to the GM, the computer or a seat in the middle of a battle."""
+        """Hand a combatant to the GM, the computer or a seat in the middle of a battle.
+
+        ``dice`` lets a system have the computer act at once for a combatant it now plays.
+        """
         combatants = state.get("combatants", {})
         if combatant_id not in combatants:
             raise InvalidDeclaration(f"no combatant {combatant_id!r}")

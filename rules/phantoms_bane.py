@@ -559,6 +559,22 @@ class PhantomsBane(RuleSystem):
             )
         return legal
 
+    def assign(
+        self, state: State, combatant_id: str, controller: str, seat: str | None, dice: DiceSource | None = None
+    ) -> tuple[State, list[Event]]:
+        """Hand a combatant over; one given to the computer mid-turn chooses at once."""
+        new, events = super().assign(state, combatant_id, controller, seat, dice)
+        if (
+            dice is not None
+            and controller == "computer"
+            and new.get("status") == "active"
+            and new["choices"].get(combatant_id) is None
+        ):
+            events += _computer_pick(new, combatant_id, dice)
+            if all(new["choices"][c] is not None for c in new["order"]):
+                events += _resolve_and_continue(new, dice)
+        return new, events
+
     def is_checkpoint(self, state: State) -> bool:
         """True at the start of a turn, before any choice other than the computer's."""
         if state.get("status") != "active":

@@ -419,7 +419,7 @@ class BattleService:
             seat = None
 
         def step(battle: Battle, system: Any, state: dict[str, Any], version: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
-            new_state, events = system.assign(state, combatant, controller, seat)
+            new_state, events = system.assign(state, combatant, controller, seat, SeededDice(derive_seed(battle.seed, version)))
             return new_state, list(events), bool(system.is_checkpoint(new_state))
 
         result = self._command(battle_id, expected_v, None, "gm", {"type": "assign", "combatant": combatant}, step)

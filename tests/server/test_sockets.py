@@ -345,6 +345,7 @@ def test_assign_hands_a_combatant_to_the_computer(duel: Table) -> None:
     gm = duel.gm()
     assert gm.emit("assign", {"battle_id": duel.battle_id, "combatant": "monster", "controller": "computer"}, callback=True)["ok"]
     assert duel.state["combatants"]["monster"]["controller"] == "computer"
+    assert duel.state["choices"]["monster"] is not None, "the computer chooses at once for a combatant it takes over"
     lineup = duel.service.table(table_id=duel.table.id).lineup
     assert [c["controller"] for c in lineup] == ["seat", "computer"]
     bad = gm.emit("assign", {"battle_id": duel.battle_id, "combatant": "monster", "controller": "seat", "seat": "nobody"}, callback=True)
