@@ -1,0 +1,983 @@
+"""AD&D 1e with the Demon Idol procedure: tables, declarations, ordering, charges, bleeding, visibility."""
+
+from __future__ import annotations
+
+import copy
+import json
+from fractions import Fraction
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rules.adnd import (
+    AdndDemonIdol,
+    arrival_segment,
+    charge_per_segment_feet,
+    delay_segments,
+    morale_score,
+    reaction_band,
+    surprise_result,
+)
+from rules.core import Viewer, visible_events
+from rules.dice import ScriptedDice, SeededDice
+from rules.errors import IllegalDeclaration, InvalidDeclaration, NotPermitted
+from rules.registry import get_system
+
+S = AdndDemonIdol()
+GM = Viewer.gm()
+SPECTATOR = Viewer.spectator()
+
+
+def fighter(cid: str, side: str = "A", **kw: Any) -> dict[str, Any]:
+    base = {"id": cid, "name": cid.capitalize(), "side": side, "hp": 10, "ac": 5, "thac0": 20,
+            "weapon": "long_sword", "move": 12}
+    base.update(kw)
+    return base
+
+
+def new_battle(lineup: list[dict[str, Any]], distance: int = 1, **options: Any) -> dict[str, Any]:
+    """A battle with the encounter checks skipped: round 1 declarations are open."""
+    state, _ = S.setup(lineup, options, ScriptedDice([]))
+    for kind in ("check_reaction", "check_surprise"):
+        state, _ = S.apply(state, {"type": kind, "skip": True, "note": "known"}, GM, ScriptedDice([]))
+    state, _ = S.apply(state, {"type": "check_distance", "skip": True, "distance": distance}, GM, ScriptedDice([]))
+    state, _ = S.apply(state, {"type": "check_morale", "skip": True}, GM, ScriptedDice([]))
+    return state
+
+
+def put(state: dict[str, Any], cid: str, x: int, y: int) -> dict[str, Any]:
+    state, _ = S.apply(state, {"type": "move", "combatant": cid, "x": x, "y": y}, GM, ScriptedDice([]))
+    return state
+
+
+def declare(state: dict[str, Any], cid: str, kind: str, target: str | None = None, viewer: Viewer = GM,
+            dice: list[int] | None = None, **kw: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    d = {"type": "declare", "combatant": cid, "kind": kind, **kw}
+    if target:
+        d["target"] = target
+    return S.apply(state, d, viewer, ScriptedDice(dice or []))
+
+
+def run(state: dict[str, Any], kind: str, dice: list[int] | None = None, viewer: Viewer = GM,
+        **kw: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    return S.apply(state, {"type": kind, **kw}, viewer, ScriptedDice(dice or []))
+
+
+def groups(state: dict[str, Any]) -> list[list[str]]:
+    """The resolution order: each inner list resolves at the same moment."""
+    out: list[list[str]] = []
+    last = None
+    for a in sorted(state["queue"], key=lambda a: (tuple(a["key"]), a["n"])):
+        if a["status"] == "lost":
+            continue
+        if a["key"] != last:
+            out.append([])
+            last = a["key"]
+        out[-1].append(a["combatant"])
+    return out
+
+
+def texts(events: list[dict[str, Any]]) -> list[str]:
+    return [e["text"] for e in events]
+
+
+# --- tables ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("total", "band"), [
+    (1, "violently_hostile"), (5, "violently_hostile"), (6, "hostile"), (25, "hostile"),
+    (26, "uncertain_negative"), (45, "uncertain_negative"), (46, "neutral"), (55, "neutral"),
+    (56, "uncertain_positive"), (75, "uncertain_positive"), (76, "friendly"), (95, "friendly"),
+    (96, "enthusiastic"), (130, "enthusiastic"), (-10, "violently_hostile"),
+])
+def test_reaction_bands(total: int, band: str) -> None:
+    assert reaction_band(total)[0] == band
+
+
+def test_reaction_check_adds_charisma_adjustment_and_moves_on() -> None:
+    state, _ = S.setup([fighter("a"), fighter("b", "B")], {}, ScriptedDice([]))
+    state, events = run(state, "check_reaction", [50], adjustment=10)
+    assert state["encounter"]["reaction"]["total"] == 60
+    assert state["encounter"]["reaction"]["band"] == "uncertain_positive"
+    assert events[0]["rolls"][0]["faces"] == [50]
+    assert events[0]["text"] == "Reaction roll 50+10 = 60: unsure, but leaning towards friendliness."
+    assert state["phase"] == "surprise"
+
+
+def test_private_reaction_roll_is_hidden_from_players() -> None:
+    state, _ = S.setup([fighter("a", controller="seat", seat="s1"), fighter("b", "B")], {}, ScriptedDice([]))
+    state, events = run(state, "check_reaction", [3], private=True)
+    assert visible_events(events, Viewer.player("s1"), state) == []
+    assert visible_events(events, GM, state)[0]["data"]["band"] == "violently_hostile"
+
+
+@pytest.mark.parametrize(("faces", "expected"), [
+    ({"A": 3, "B": 6}, (None, 0)),
+    ({"A": 1, "B": 4}, ("A", 1)),
+    ({"A": 5, "B": 2}, ("B", 2)),
+    ({"A": 1, "B": 2}, ("B", 1)),
+    ({"A": 2, "B": 1}, ("A", 1)),
+    ({"A": 2, "B": 2}, (None, 0)),
+    ({"A": 1, "B": 1}, (None, 0)),
+])
+def test_surprise_table(faces: dict[str, int], expected: tuple[str | None, int]) -> None:
+    assert surprise_result(faces) == expected
+
+
+def test_surprise_check_rolls_a_d6_per_side() -> None:
+    state, _ = S.setup([fighter("a"), fighter("b", "B")], {}, ScriptedDice([]))
+    state, _ = run(state, "check_reaction", skip=True)
+    state, events = run(state, "check_surprise", [2, 6])
+    assert state["surprise"]["side"] == "A" and state["surprise"]["segments"] == 2
+    assert events[0]["text"] == ("Surprise: side A rolled 2, side B rolled 6; side A is surprised for 2 segments, "
+                                 "so side B acts alone first.")
+
+
+def test_surprise_check_can_leave_a_side_out() -> None:
+    """A side that detected the other first cannot be surprised: only the other side rolls."""
+    state, _ = S.setup([fighter("a"), fighter("b", "B")], {}, ScriptedDice([]))
+    state, _ = run(state, "check_reaction", skip=True)
+    state, events = run(state, "check_surprise", [1], sides=["B"])
+    assert state["surprise"]["side"] == "B" and state["surprise"]["segments"] == 1
+    assert len(events[0]["rolls"]) == 1
+
+
+def _to_distance(dice: list[int], surprise: list[int], scale: str = "indoors") -> dict[str, Any]:
+    state, _ = S.setup([fighter("a"), fighter("b", "B")], {"scale": scale}, ScriptedDice([]))
+    state, _ = run(state, "check_reaction", skip=True)
+    state, _ = run(state, "check_surprise", surprise)
+    state, _ = run(state, "check_distance", dice)
+    return state
+
+
+def test_distance_indoors_is_d6_plus_4() -> None:
+    state = _to_distance([3], [4, 5])
+    assert state["encounter"]["distance"] == 7
+    a, b = state["combatants"]["a"], state["combatants"]["b"]
+    assert abs(a["y"] - b["y"]) - 1 == 7  # base to base, in squares of one inch
+
+
+def test_distance_indoors_with_surprise_is_1_to_3() -> None:
+    state = _to_distance([2], [1, 5])
+    assert state["encounter"]["distance"] == 2
+
+
+def test_distance_outdoors_is_6d4_less_the_surprise_die() -> None:
+    state = _to_distance([4, 4, 3, 2, 1, 4], [5, 2], scale="outdoors")
+    assert state["encounter"]["distance"] == 18 - 2
+    assert state["grid"]["height"] >= 20
+
+
+def test_distance_skipped_with_known_distance() -> None:
+    state, _ = S.setup([fighter("a"), fighter("b", "B")], {}, ScriptedDice([]))
+    state, _ = run(state, "check_reaction", skip=True, note="they are friends of the party")
+    state, _ = run(state, "check_surprise", skip=True)
+    state, events = run(state, "check_distance", skip=True, distance=4, note="the doorway")
+    assert state["encounter"]["distance"] == 4
+    assert events[0]["text"] == "The DM skips the distance check (the doorway)."
+    steps = {s["key"]: s for s in S.view_for(state, GM)["procedure"]["steps"]}
+    assert steps["reaction"]["state"] == "skipped" and steps["reaction"]["note"] == "they are friends of the party"
+    assert steps["morale"]["state"] == "current"
+
+
+def test_morale_score_formula() -> None:
+    assert morale_score(1, 1) == 50
+    assert morale_score(3, 12) == 50 + 10 + 9
+    assert morale_score(2, 1) == 55
+
+
+def test_opening_morale_failure_makes_the_group_flee() -> None:
+    state, _ = S.setup([fighter("a"), fighter("gob", "B", hp=4, hit_dice=1), fighter("gob2", "B", hp=4)],
+                       {}, ScriptedDice([]))
+    for kind in ("check_reaction", "check_surprise"):
+        state, _ = run(state, kind, skip=True)
+    state, _ = run(state, "check_distance", skip=True, distance=3)
+    # score 50 + 0 + 3 = 53; the roll 50 + 5 = 55 breaks them
+    state, events = run(state, "check_morale", [50], side="B", modifier=5)
+    assert "Gob breaks (53%)" in events[0]["text"]
+    assert state["declarations"]["gob"]["kind"] == "flee"
+    assert state["phase"] == "declarations"
+
+
+def test_morale_holds_on_equal_score() -> None:
+    state, _ = S.setup([fighter("a"), fighter("gob", "B", hp=4)], {}, ScriptedDice([]))
+    for kind in ("check_reaction", "check_surprise"):
+        state, _ = run(state, kind, skip=True)
+    state, _ = run(state, "check_distance", skip=True, distance=3)
+    state, events = run(state, "check_morale", [53], side="B")
+    assert events[0]["data"]["failed"] == []
+
+
+# --- declarations and the real-time clock ------------------------------------------------------
+
+def party_battle() -> dict[str, Any]:
+    return new_battle([
+        fighter("aldo", controller="seat", seat="s1"),
+        fighter("mira", controller="seat", seat="s2", weapon="dagger", caster=True, missile="darts", hp=4),
+        fighter("orc", "B", weapon="spear", dies_at_zero=True, hp=5),
+    ], distance=1)
+
+
+def test_declaration_order_is_rolled_over_the_roster_after_the_dm_notes() -> None:
+    state = party_battle()
+    with pytest.raises(IllegalDeclaration, match="first note the declarations"):
+        run(state, "roll_order", [1], at=0.0)
+    state, events = declare(state, "orc", "melee", "aldo")
+    assert [e["visibility"] for e in events] == ["gm", "public"]
+    state, events = run(state, "roll_order", [2], at=100.0)
+    assert state["decl"]["order"] == ["mira", "aldo"]
+    assert events[0]["text"] == "Roll 2 on the roster: Mira, then Aldo declare in that order."
+    with pytest.raises(IllegalDeclaration, match="Mira's turn"):
+        declare(state, "aldo", "melee", "orc", viewer=Viewer.player("s1"), at=101.0)
+
+
+def test_six_second_rule_with_a_pausable_clock() -> None:
+    state = party_battle()
+    state, _ = declare(state, "orc", "melee", "aldo")
+    state, _ = run(state, "roll_order", [1], at=100.0)  # Aldo first, his clock opens at 100
+    view = S.view_for(state, Viewer.player("s1"))
+    assert view["clock"]["open_at"] == 100.0 and view["clock"]["combatant"] == "aldo"
+    assert view["legal"][0]["type"] == "declare" and view["legal"][0]["clock"]["seconds_per_segment"] == 6
+    assert S.view_for(state, Viewer.player("s2"))["legal"] == []
+    state, _ = run(state, "pause_clock", at=103.0)  # a question to the DM
+    assert "clock paused" in S.view_for(state, GM)["procedure"]["pending"][0]
+    state, _ = run(state, "resume_clock", at=110.0)
+    state, events = declare(state, "aldo", "melee", "orc", viewer=Viewer.player("s1"), at=115.9)
+    # 3 s before the pause and 5.9 s after: 8.9 s, one full 6 seconds
+    assert state["declarations"]["aldo"]["delay"] == 1
+    assert events[0]["text"] == "Aldo declares: [G] attack Orc after 9 s, so 1 segment late."
+    # Mira's window opens when Aldo declared
+    state, _ = declare(state, "mira", "missile", "orc", viewer=Viewer.player("s2"), at=127.9)
+    assert state["declarations"]["mira"]["delay"] == 2
+    assert state["phase"] == "initiative"
+
+
+def test_delay_segments() -> None:
+    assert [delay_segments(s) for s in (0, 5.99, 6, 11.9, 12, 59.9, 60)] == [0, 0, 1, 1, 2, 9, 10]
+
+
+def test_declarations_are_locked_and_only_own_combatants() -> None:
+    state = party_battle()
+    state, _ = declare(state, "orc", "melee", "aldo")
+    with pytest.raises(IllegalDeclaration, match="cannot be changed"):
+        declare(state, "orc", "await")
+    state, _ = run(state, "roll_order", [1], at=0.0)
+    with pytest.raises(NotPermitted):
+        S.authorize(state, {"type": "declare", "combatant": "aldo", "kind": "await"}, Viewer.player("s2"))
+    with pytest.raises(NotPermitted):
+        S.authorize(state, {"type": "roll_initiative"}, Viewer.player("s1"))
+    with pytest.raises(IllegalDeclaration, match="only the DM"):
+        run(state, "roll_initiative", viewer=Viewer.player("s1"))
+
+
+@pytest.mark.parametrize(("decl", "message"), [
+    ({"kind": "dance"}, "kind must be one of"),
+    ({"kind": "melee"}, "needs a target"),
+    ({"kind": "melee", "target": "nobody"}, "needs a target"),
+    ({"kind": "spell", "casting_time": 3}, "does not cast spells"),
+    ({"kind": "missile", "target": "aldo"}, "same side"),
+    ({"kind": "custom", "segments": 0}, "segments must be between 1 and 10"),
+    ({"kind": "await", "note": 5}, "note must be text"),
+])
+def test_malformed_or_illegal_declarations(decl: dict[str, Any], message: str) -> None:
+    state = new_battle([fighter("aldo"), fighter("bert"), fighter("orc", "B")])
+    with pytest.raises((InvalidDeclaration, IllegalDeclaration), match=message):
+        declare(state, "bert", **decl)
+
+
+def test_bad_declaration_shapes() -> None:
+    state = new_battle([fighter("a"), fighter("b", "B")])
+    with pytest.raises(InvalidDeclaration, match="type"):
+        S.apply(state, {"kind": "melee"}, GM, ScriptedDice([]))
+    with pytest.raises(InvalidDeclaration, match="unknown declaration type"):
+        S.apply(state, {"type": "fireball"}, GM, ScriptedDice([]))
+    with pytest.raises(InvalidDeclaration, match="'at'"):
+        S.apply(state, {"type": "declare", "combatant": "a", "kind": "await", "at": "soon"}, GM, ScriptedDice([]))
+    with pytest.raises(IllegalDeclaration, match="Initiative step"):
+        run(state, "roll_initiative", [1, 2])
+    with pytest.raises(InvalidDeclaration, match="damage"):
+        S.validate_combatant({"name": "Rat", "weapon": "natural", "damage": "lots"})
+
+
+def test_delay_past_segment_ten_loses_the_action() -> None:
+    state = new_battle([fighter("aldo", controller="seat", seat="s1"), fighter("orc", "B", hp=5)])
+    state, _ = declare(state, "orc", "await")
+    state, _ = run(state, "roll_order", at=0.0)
+    state, _ = declare(state, "aldo", "melee", "orc", at=61.0)
+    assert state["declarations"]["aldo"]["delay"] == 10
+    state, _ = run(state, "roll_initiative", [6, 1])
+    lost = [a for a in state["queue"] if a["combatant"] == "aldo"][0]
+    assert lost["status"] == "lost" and "past segment 10" in lost["why"][-1]
+
+
+# --- initiative and the order of resolution ----------------------------------------------------
+
+def test_winner_resolves_in_letter_order_then_loser() -> None:
+    state = new_battle([fighter("fig"), fighter("mage", missile="darts"),
+                        fighter("orc1", "B", hp=10, ac=5), fighter("orc2", "B")])
+    state, _ = declare(state, "fig", "melee", "orc1")
+    state, _ = declare(state, "mage", "missile", "orc1")
+    state, _ = declare(state, "orc1", "melee", "fig")
+    state, _ = declare(state, "orc2", "flee")
+    assert state["phase"] == "initiative"
+    state, events = run(state, "roll_initiative", [5, 2])
+    assert events[0]["text"] == "Initiative: side A 5, side B 2. Side A wins and acts first."
+    assert groups(state) == [["mage"], ["fig"], ["orc2"], ["orc1"]]
+    # the winning attack kills the orc before it can strike back
+    state, events = run(state, "resolve_all", [20, 3, 14, 15, 2, 20, 8])
+    assert texts(events) == [
+        "Mage shoots 3 times at Orc1 (darts).",
+        "Mage hits Orc1 with the darts: 20 against 15 needed, 3 damage.",
+        "Mage misses Orc1: 14 against 15 needed.",
+        "Mage hits Orc1 with the darts: 15 against 15 needed, 2 damage.",
+        "Orc1 takes 3 damage from Mage (10 to 7).",
+        "Orc1 takes 2 damage from Mage (7 to 5).",
+        "Fig strikes at Orc1.",
+        "Fig hits Orc1 with the long sword: 20 against 15 needed, 8 damage.",
+        "Orc1 takes 8 damage from Fig (5 to -3) and falls unconscious, bleeding.",
+        "Orc2 flees the fight.",
+        "Orc1 is down: the action is lost.",
+        "Every action of round 1 is resolved.",
+    ]
+
+
+def test_full_round_with_scripted_dice_turn_by_turn() -> None:
+    state = new_battle([fighter("fig", hp=10, ac=5), fighter("orc", "B", hp=5, ac=6, thac0=19, weapon="spear",
+                                                            dies_at_zero=True)])
+    state, _ = declare(state, "fig", "melee", "orc")
+    state, _ = declare(state, "orc", "melee", "fig")
+    state, _ = run(state, "roll_initiative", [2, 4])  # side B wins
+    assert groups(state) == [["orc"], ["fig"]]
+    state, events = run(state, "resolve_next", [14, 3])  # the orc needs 19 - 5 = 14
+    assert texts(events) == ["Orc strikes at Fig.", "Orc hits Fig with the spear: 14 against 14 needed, 3 damage.",
+                             "Fig takes 3 damage from Orc (10 to 7)."]
+    state, events = run(state, "resolve_next", [13])  # the fighter needs 20 - 6 = 14
+    assert texts(events)[1] == "Fig misses Orc: 13 against 14 needed."
+    assert state["phase"] == "bleeding"
+    state, _ = run(state, "bleed")
+    recap = S.view_for(state, SPECTATOR)["recap"]["lines"]
+    assert "Orc hits Fig with the spear: 14 against 14 needed, 3 damage." in recap
+    assert recap[-2:] == ["Side A: Fig wounded.", "Side B: Orc fighting."]
+    assert "(DM) side B: Orc 5/5 hp." in S.view_for(state, GM)["recap"]["lines"]
+    state, events = run(state, "next_round")
+    assert state["round"] == 2 and state["phase"] == "declarations"
+
+
+def test_tie_melee_goes_by_speed_factor_and_natural_attacks_always_strike() -> None:
+    state = new_battle([fighter("dag", weapon="dagger"), fighter("two", weapon="two_handed_sword"),
+                        fighter("bear", "B", weapon="natural", damage="1d6"), fighter("orc", "B", weapon="spear"),
+                        fighter("run", "B")])
+    state, _ = declare(state, "dag", "melee", "bear")
+    state, _ = declare(state, "two", "melee", "orc")
+    state, _ = declare(state, "bear", "melee", "dag")
+    state, _ = declare(state, "orc", "melee", "two")
+    state, _ = declare(state, "run", "flee")
+    state, events = run(state, "roll_initiative", [3, 3])
+    assert "A tie" in events[0]["text"]
+    assert groups(state) == [["run"], ["dag", "bear"], ["orc"], ["two"]]
+    # the dagger kills the bear, whose claws strike anyway in the same moment
+    state, events = run(state, "resolve_next")  # the flight
+    state, events = run(state, "resolve_next", [20, 4, 20, 6])
+    assert state["combatants"]["bear"]["hp"] == 6 and state["combatants"]["dag"]["hp"] == 4
+
+
+def test_slow_weapon_unused_if_wielder_slain_on_a_tie() -> None:
+    state = new_battle([fighter("dag", weapon="dagger"), fighter("two", "B", weapon="two_handed_sword", hp=2,
+                                                                dies_at_zero=True)])
+    state, _ = declare(state, "dag", "melee", "two")
+    state, _ = declare(state, "two", "melee", "dag")
+    state, _ = run(state, "roll_initiative", [4, 4])
+    state, events = run(state, "resolve_all", [20, 4])
+    assert "Two is dead: the action is lost." in texts(events)
+
+
+def test_multiple_attack_routines_slot_one_blow_in_before_the_enemy() -> None:
+    state = new_battle([fighter("fig"), fighter("ftr2"), fighter("owl", "B", weapon="natural", damage="1d8",
+                                                                 attacks=3)])
+    state, _ = declare(state, "fig", "melee", "owl")
+    state, _ = declare(state, "ftr2", "flee")
+    state, _ = declare(state, "owl", "melee", "fig")
+    state, _ = run(state, "roll_initiative", [6, 1])
+    assert groups(state) == [["ftr2"], ["owl"], ["fig"], ["owl"]]
+    first_owl = sorted(state["queue"], key=lambda a: (tuple(a["key"]), a["n"]))[1]
+    assert first_owl["attacks"] == 1 and "slips in just before Fig's first" in first_owl["why"][-1]
+    assert [a["attacks"] for a in state["queue"] if a["combatant"] == "owl"] == [1, 2]
+
+
+def test_multiple_attacks_do_not_beat_a_winning_flight() -> None:
+    state = new_battle([fighter("fig"), fighter("owl", "B", weapon="natural", attacks=2)])
+    state, _ = declare(state, "fig", "flee")
+    state, _ = declare(state, "owl", "melee", "fig")
+    state, _ = run(state, "roll_initiative", [6, 1])
+    assert groups(state) == [["fig"], ["owl"]]
+
+
+@pytest.mark.parametrize(("faces", "mod", "expected"), [
+    ([4, 3], 2, [["arch"], ["bow"], ["fig"]]),         # loser B: 3 + 2 = 5 > 4 shoots before A's missiles
+    ([4, 3], 1, [["bow", "arch"], ["fig"]]),           # 3 + 1 = 4 equals 4: together
+    ([4, 3], 0, [["bow"], ["fig"], ["arch"]]),         # no adjustment: after the winners
+])
+def test_missile_reaction_adjustment_of_the_losing_side(faces: list[int], mod: int,
+                                                         expected: list[list[str]]) -> None:
+    state = new_battle([fighter("bow", missile="long_bow"), fighter("fig"),
+                        fighter("arch", "B", missile="short_bow", reaction_mod=mod)])
+    state, _ = declare(state, "bow", "missile", "arch")
+    state, _ = declare(state, "fig", "melee", "arch")
+    state, _ = declare(state, "arch", "missile", "bow")
+    state, _ = run(state, "roll_initiative", faces)
+    assert groups(state) == expected
+
+
+def test_negative_reaction_adjustment_makes_a_winner_shoot_last() -> None:
+    state = new_battle([fighter("bow", missile="long_bow", reaction_mod=-2), fighter("arch", "B", missile="sling")])
+    state, _ = declare(state, "bow", "missile", "arch")
+    state, _ = declare(state, "arch", "missile", "bow")
+    state, _ = run(state, "roll_initiative", [4, 3])  # 4 - 2 = 2 < 3
+    assert groups(state) == [["arch"], ["bow"]]
+    assert "shoots after the losing side's missiles" in state["queue"][1]["why"][-1]
+
+
+def _casters(ct_a: int, ct_b: int, faces: list[int]) -> dict[str, Any]:
+    state = new_battle([fighter("mage", caster=True), fighter("witch", "B", caster=True)])
+    state, _ = declare(state, "mage", "spell", "witch", spell="Magic missile", casting_time=ct_a)
+    state, _ = declare(state, "witch", "spell", "mage", spell="Sleep", casting_time=ct_b)
+    state, _ = run(state, "roll_initiative", faces)
+    return state
+
+
+def test_spell_against_spell_goes_by_casting_time() -> None:
+    assert groups(_casters(3, 1, [5, 2])) == [["witch"], ["mage"]]
+    assert groups(_casters(1, 3, [2, 5])) == [["mage"], ["witch"]]
+
+
+def test_spell_against_spell_equal_time_goes_by_initiative_then_together() -> None:
+    assert groups(_casters(2, 2, [2, 5])) == [["witch"], ["mage"]]
+    assert groups(_casters(2, 2, [4, 4])) == [["mage", "witch"]]
+
+
+def test_simultaneous_spells_both_go_off_even_when_both_hurt() -> None:
+    state = new_battle([fighter("mage", caster=True, hp=3), fighter("witch", "B", caster=True, hp=3)])
+    state, _ = declare(state, "mage", "spell", "witch", spell="Magic missile", casting_time=1, damage="1d4+1")
+    state, _ = declare(state, "witch", "spell", "mage", spell="Magic missile", casting_time=1, damage="1d4+1")
+    state, _ = run(state, "roll_initiative", [4, 4])
+    state, events = run(state, "resolve_all", [2, 3])
+    assert [e["type"] for e in events].count("spell.completed") == 2
+    assert "spell.lost" not in [e["type"] for e in events]
+
+
+def test_missiles_beat_a_charge_even_when_the_charger_wins() -> None:
+    state = new_battle([fighter("bow", missile="long_bow"), fighter("orc", "B")], distance=4)
+    state, _ = declare(state, "bow", "missile", "orc")
+    state, _ = declare(state, "orc", "charge", "bow")
+    state, _ = run(state, "roll_initiative", [1, 6])
+    assert groups(state) == [["bow"], ["orc"]]
+    assert "missiles and turning come first" in state["queue"][0]["why"][-1]
+
+
+def test_turning_beats_a_charge() -> None:
+    state = new_battle([fighter("cleric", caster=True), fighter("ghoul", "B")], distance=4)
+    state, _ = declare(state, "cleric", "turn", "ghoul")
+    state, _ = declare(state, "ghoul", "charge", "cleric")
+    state, _ = run(state, "roll_initiative", [2, 5])
+    assert groups(state) == [["cleric"], ["ghoul"]]
+    state, events = run(state, "resolve_next", [13])
+    assert events[0]["rolls"][0]["faces"] == [13] and events[0]["type"] == "turning.attempted"
+
+
+@pytest.mark.parametrize(("distance", "casting_time", "expected"), [
+    (3, 3, [["orc"], ["mage"]]),        # 30 ft centre: arrives in segment 1, before a 3-segment spell
+    (7, 3, [["mage", "orc"]]),          # 70 ft: 2 + 10 + 3 x 24 reaches in segment 3, with the spell
+    (10, 3, [["mage"], ["orc"]]),       # 100 ft: segment 4, the spell goes first
+])
+def test_charge_against_a_spell_by_arrival_segment(distance: int, casting_time: int,
+                                                    expected: list[list[str]]) -> None:
+    state = new_battle([fighter("mage", caster=True), fighter("orc", "B", weapon="short_sword")])
+    state = put(put(state, "mage", 5, 1), "orc", 5, 1 + distance)
+    state, _ = declare(state, "mage", "spell", "orc", spell="Sleep", casting_time=casting_time)
+    state, _ = declare(state, "orc", "charge", "mage")
+    state, _ = run(state, "roll_initiative", [6, 1])
+    assert groups(state) == expected
+
+
+def test_melee_against_a_caster_by_speed_factor() -> None:
+    # the caster wins initiative, but a dagger (speed 2) beats a 4-segment spell
+    state = new_battle([fighter("mage", caster=True, hp=4), fighter("orc", "B", weapon="dagger", thac0=19)])
+    state, _ = declare(state, "mage", "spell", "orc", spell="Sleep", casting_time=4)
+    state, _ = declare(state, "orc", "melee", "mage")
+    state, _ = run(state, "roll_initiative", [5, 2])
+    assert groups(state) == [["orc"], ["mage"]]
+    state, events = run(state, "resolve_all", [20, 2])
+    assert "Mage is hurt before Sleep is done: the spell is lost." in texts(events)
+    assert "spell.completed" not in [e["type"] for e in events]
+
+
+@pytest.mark.parametrize(("casting_time", "expected"), [
+    (4, [["mage"], ["ogre"]]),   # the caster's die 5: spells of 1-4 segments go first
+    (5, [["mage", "ogre"]]),     # equal: together
+    (6, [["ogre"], ["mage"]]),   # longer: the blow lands first
+])
+def test_melee_without_speed_factor_against_a_caster_uses_the_casters_die(
+        casting_time: int, expected: list[list[str]]) -> None:
+    state = new_battle([fighter("mage", caster=True), fighter("ogre", "B", weapon="natural", damage="1d10")])
+    state, _ = declare(state, "mage", "spell", "ogre", spell="Sleep", casting_time=casting_time)
+    state, _ = declare(state, "ogre", "melee", "mage")
+    state, _ = run(state, "roll_initiative", [5, 6])
+    assert groups(state) == expected
+
+
+def test_missile_against_a_caster_on_a_tie_uses_the_casters_die() -> None:
+    state = new_battle([fighter("mage", caster=True), fighter("arch", "B", missile="short_bow")])
+    state, _ = declare(state, "mage", "spell", "arch", spell="Sleep", casting_time=2)
+    state, _ = declare(state, "arch", "missile", "mage")
+    state, _ = run(state, "roll_initiative", [5, 5])
+    assert groups(state) == [["mage"], ["arch"]]
+
+
+def test_spell_is_lost_when_the_caster_is_hurt_earlier_in_the_round() -> None:
+    state = new_battle([fighter("mage", caster=True), fighter("arch", "B", missile="sling")])
+    state, _ = declare(state, "mage", "spell", "arch", spell="Sleep", casting_time=1)
+    state, _ = declare(state, "arch", "missile", "mage", note="at the robed one")
+    state, _ = run(state, "roll_initiative", [1, 6])
+    state, events = run(state, "resolve_all", [20, 1])
+    assert "Mage is hurt before Sleep is done: the spell is lost." in texts(events)
+    view = S.view_for(state, SPECTATOR)
+    assert [t["status"] for t in view["track"]] == ["resolved", "lost"]
+
+
+# --- charges -----------------------------------------------------------------------------------
+
+def test_charge_arithmetic_indoors_and_outdoors() -> None:
+    assert charge_per_segment_feet(12, "indoors") == 24     # 24" a round at 10 ft an inch, a tenth each segment
+    assert charge_per_segment_feet(9, "indoors") == 18
+    assert charge_per_segment_feet(12, "outdoors") == 48    # 16" a round at 30 ft an inch
+    assert charge_per_segment_feet(6, "outdoors") == 24
+    sword = Fraction(7, 2)
+    # 5 squares apart indoors: 50 ft centre to centre, 40 ft base to base
+    assert arrival_segment(distance_squares=(5, 0), move=12, scale="indoors", length=sword) == 2
+    assert arrival_segment(distance_squares=(5, 0), move=6, scale="indoors", length=sword) == 4
+    assert arrival_segment(distance_squares=(1, 1), move=6, scale="indoors", length=sword) == 1
+    assert arrival_segment(distance_squares=(30, 0), move=6, scale="indoors", length=sword) is None
+    # outdoors 5 squares is 150 ft centre to centre: 30 + 3.5 + 48 s >= 150 from segment 3
+    assert arrival_segment(distance_squares=(5, 0), move=12, scale="outdoors", length=sword) == 3
+    # a spear reaches sooner: 40 ft gap, 8 ft spear, 12 ft a segment at MV 6: 8 + 36 >= 40
+    assert arrival_segment(distance_squares=(5, 0), move=6, scale="indoors", length=8) == 3
+    assert arrival_segment(distance_squares=(4, 3), move=6, scale="indoors", length=8) == 3
+
+
+def test_charge_view_for_the_board() -> None:
+    state = new_battle([fighter("fig", controller="seat", seat="s1"), fighter("orc", "B"), fighter("gob", "B")])
+    state = put(put(put(state, "fig", 2, 2), "orc", 7, 2), "gob", 8, 3)
+    view = S.view_for(state, Viewer.player("s1"))
+    ch = view["charges"]["fig"]
+    assert ch["per_segment_feet"] == 24 and ch["reach_feet"] == 240 and ch["reach_inches"] == 24
+    assert ch["strike_radius_inches"][0] == pytest.approx((10 + 3.5 + 24) / 10)
+    assert ch["targets"]["orc"] == {"distance_feet": 40.0, "arrival_segment": 2, "retaliators": ["orc", "gob"]}
+    assert "orc" not in view["charges"]  # an NPC's movement stays hidden from players
+    assert "orc" in S.view_for(state, GM)["charges"]
+    state, _ = run(state, "set_scale", scale="outdoors")
+    ch = S.view_for(state, GM)["charges"]["fig"]
+    assert ch["per_segment_feet"] == 48 and ch["targets"]["orc"]["arrival_segment"] == 3
+
+
+def test_charge_retaliation_goes_by_weapon_length() -> None:
+    state = new_battle([fighter("fig", hp=20), fighter("pike", "B", weapon="spear", hp=20),
+                        fighter("gob", "B", weapon="short_sword", hp=20)])
+    state = put(put(put(state, "fig", 5, 1), "pike", 5, 6), "gob", 6, 6)
+    state, _ = declare(state, "fig", "charge", "pike")
+    state, _ = declare(state, "pike", "set")
+    state, _ = declare(state, "gob", "melee", "fig")
+    state, _ = run(state, "roll_initiative", [6, 1])
+    # spear (8 ft) first, then the long sword (3.5 ft), then the short sword (2 ft)
+    state, events = run(state, "resolve_all", [20, 3, 20, 5, 20, 2])
+    order = [e["data"]["attacker"] for e in events if e["type"] in ("attack.hit", "attack.missed")]
+    assert order == ["pike", "fig", "gob"]
+    met = [e for e in events if e["type"] == "charge.met"][0]
+    assert met["text"].startswith("Blows against the charge go by weapon length, longest first: Pike (spear, 8 ft)")
+    gob = [a for a in state["queue"] if a["combatant"] == "gob"][0]
+    assert "spent against the charge" in gob["why"]
+    assert (state["combatants"]["fig"]["x"], state["combatants"]["fig"]["y"]) in {(4, 5), (5, 5), (6, 5)}
+
+
+def test_charger_killed_by_a_longer_weapon_does_not_strike_and_equal_lengths_strike_together() -> None:
+    state = new_battle([fighter("fig", hp=2), fighter("pike", "B", weapon="spear")])
+    state = put(put(state, "fig", 5, 1), "pike", 5, 4)
+    state, _ = declare(state, "fig", "charge", "pike")
+    state, _ = declare(state, "pike", "set")
+    state, _ = run(state, "roll_initiative", [6, 1])
+    state, events = run(state, "resolve_all", [20, 6])
+    assert [e["data"].get("attacker") for e in events if e["type"].startswith("attack.")] == ["pike"]
+    # two long swords: both strike even though the first blow would kill
+    state = new_battle([fighter("fig", hp=2), fighter("orc", "B", hp=2, dies_at_zero=True)])
+    state = put(put(state, "fig", 5, 1), "orc", 5, 4)
+    state, _ = declare(state, "fig", "charge", "orc")
+    state, _ = declare(state, "orc", "set")
+    state, _ = run(state, "roll_initiative", [6, 1])
+    state, events = run(state, "resolve_all", [20, 8, 20, 8])
+    assert state["combatants"]["fig"]["condition"] == "down" and state["combatants"]["orc"]["condition"] == "dead"
+
+
+def test_charge_that_falls_short() -> None:
+    state = new_battle([fighter("fig", move=6), fighter("orc", "B")])
+    state = put(put(state, "fig", 1, 1), "orc", 1, 18)
+    state, _ = declare(state, "fig", "charge", "orc")
+    state, _ = declare(state, "orc", "await")
+    state, _ = run(state, "roll_initiative", [6, 1])
+    state, events = run(state, "resolve_all")
+    assert "Fig charges Orc but does not reach striking range this round." in texts(events)
+    assert state["combatants"]["fig"]["y"] == 13  # 12 inches of charge along the column
+
+
+# --- wounds and bleeding -----------------------------------------------------------------------
+
+def _to_bleeding(state: dict[str, Any]) -> dict[str, Any]:
+    for cid in state["order"]:
+        if cid not in state["declarations"] and state["combatants"][cid]["condition"] == "ok":
+            state, _ = declare(state, cid, "await")
+    state, _ = run(state, "roll_initiative", [1, 2])
+    state, _ = run(state, "resolve_all")
+    return state
+
+
+def test_bleeding_from_below_zero_at_the_start_of_the_round() -> None:
+    state = new_battle([fighter("a", hp=10), fighter("b", hp=10), fighter("c", hp=10), fighter("z", "B")])
+    state, _ = run(state, "set_hp", combatant="a", hp=-3)
+    state, _ = run(state, "set_hp", combatant="b", hp=-9)
+    state, _ = run(state, "set_hp", combatant="c", hp=0)
+    state["round_start_hp"] = {cid: c["hp"] for cid, c in state["combatants"].items()}
+    state = _to_bleeding(state)
+    assert state["phase"] == "bleeding"
+    assert S.view_for(state, GM)["procedure"]["pending"] == ["The DM applies bleeding: A, B."]
+    state, events = run(state, "bleed")
+    assert texts(events)[:2] == ["A bleeds: 1 hit point lost (-4).", "B bleeds: 1 hit point lost (-10) and dies."]
+    assert state["combatants"]["b"]["condition"] == "dead" and state["combatants"]["c"]["hp"] == 0
+
+
+def test_bleeding_from_zero_is_an_option_and_first_aid_stops_it() -> None:
+    state = new_battle([fighter("a"), fighter("c"), fighter("z", "B")], bleed_at_zero=True)
+    state, _ = run(state, "set_hp", combatant="a", hp=-2)
+    state, _ = run(state, "set_hp", combatant="c", hp=0)
+    state["round_start_hp"] = {cid: c["hp"] for cid, c in state["combatants"].items()}
+    state, _ = run(state, "first_aid", combatant="a")
+    state = _to_bleeding(state)
+    state, events = run(state, "bleed")
+    assert texts(events)[0] == "C bleeds: 1 hit point lost (-1)."
+    assert state["combatants"]["a"]["hp"] == -2
+
+
+def test_no_bleeding_in_the_round_a_combatant_fell() -> None:
+    state = new_battle([fighter("fig"), fighter("orc", "B", hp=3)])
+    state, _ = declare(state, "fig", "melee", "orc")
+    state, _ = declare(state, "orc", "await")
+    state, _ = run(state, "roll_initiative", [6, 1])
+    state, _ = run(state, "resolve_all", [20, 5])
+    assert state["combatants"]["orc"]["hp"] == -2 and state["combatants"]["orc"]["condition"] == "down"
+    state, events = run(state, "bleed")
+    assert texts(events)[0] == "Nobody is bleeding."
+    state, _ = run(state, "next_round")
+    state, _ = declare(state, "fig", "await")
+    state, _ = run(state, "roll_initiative", [6, 1])
+    state, _ = run(state, "resolve_all")
+    state, events = run(state, "bleed", skip=True, note="the orc is bandaged offscreen")
+    assert state["combatants"]["orc"]["hp"] == -2
+    assert events[0]["text"] == "The DM skips the bleeding (the orc is bandaged offscreen)."
+
+
+def test_death_at_minus_ten_and_monsters_at_zero() -> None:
+    state = new_battle([fighter("fig", hp=3), fighter("orc", "B", hp=4, dies_at_zero=True, weapon="two_handed_sword")])
+    state, _ = declare(state, "fig", "melee", "orc")
+    state, _ = declare(state, "orc", "melee", "fig")
+    state, _ = run(state, "roll_initiative", [1, 6])
+    state, events = run(state, "resolve_all", [20, 10])
+    assert state["combatants"]["fig"]["hp"] == -7 and state["combatants"]["fig"]["condition"] == "down"
+    assert "Fig takes 10 damage from Orc (3 to -7) and falls unconscious, bleeding." in texts(events)
+    state = new_battle([fighter("fig", hp=3), fighter("orc", "B", hp=4, dies_at_zero=True)])
+    state, _ = declare(state, "fig", "melee", "orc")
+    state, _ = declare(state, "orc", "melee", "fig")
+    state, _ = run(state, "roll_initiative", [6, 1])
+    state, events = run(state, "resolve_all", [20, 4])
+    assert "Orc takes 4 damage from Fig (4 to 0) and dies." in texts(events)
+    state, _ = S.apply(state, {"type": "bleed"}, GM, ScriptedDice([]))
+    state["combatants"]["fig"]["hp"] = -9
+    state["combatants"]["fig"]["condition"] = "down"
+    state["round_start_hp"]["fig"] = -9
+    state["phase"] = "bleeding"
+    state, events = run(state, "bleed")
+    assert state["combatants"]["fig"]["condition"] == "dead"
+
+
+# --- surprise ----------------------------------------------------------------------------------
+
+def test_surprise_segments_only_the_surprising_side_acts() -> None:
+    lineup = [fighter("thief", reaction_mod=2, controller="seat", seat="s1"), fighter("fig", controller="seat",
+                                                                                      seat="s2"),
+              fighter("witch", "B", caster=True), fighter("orc", "B", weapon="spear")]
+    state, _ = S.setup(lineup, {}, ScriptedDice([]))
+    state, _ = run(state, "check_reaction", skip=True)
+    state, events = run(state, "check_surprise", [2, 5])
+    assert state["surprise"] == {"side": "A", "segments": 2, "segment": 0, "faces": {"A": 2, "B": 5}}
+    state, _ = run(state, "check_distance", [1])  # indoors with surprise: 1 inch
+    state, events = run(state, "check_morale", skip=True)
+    assert texts(events)[-1] == "Surprise segment 1 of 2: only side B acts."
+    view = S.view_for(state, GM)
+    assert view["procedure"]["current"] == "surprise_segments"
+    assert [t["combatant"] for t in view["legal"] if t["type"] == "declare"] == ["witch", "orc"]
+    with pytest.raises(IllegalDeclaration, match="cannot act now"):
+        declare(state, "fig", "await", viewer=Viewer.player("s2"))
+    # the thief's reaction adjustment of 2 keeps him out of reach in segments 1 and 2
+    with pytest.raises(IllegalDeclaration, match="reacts too fast"):
+        declare(state, "orc", "melee", "thief")
+    state, _ = declare(state, "witch", "spell", "fig", spell="Charm", casting_time=4)
+    state, _ = declare(state, "orc", "melee", "fig")
+    assert state["phase"] == "resolution"
+    state, events = run(state, "resolve_all", [10])
+    assert "Witch begins to cast Charm: 3 more segments to go." in texts(events)
+    assert "Surprise segment 2 of 2." in texts(events)
+    assert state["declarations"]["witch"]["continuing"] is True
+    state, _ = declare(state, "orc", "melee", "fig")
+    state, events = run(state, "resolve_all", [10])
+    assert "Witch keeps casting Charm: 2 more segments to go." in texts(events)
+    assert "The surprise is over. Round 1 begins." in texts(events)
+    assert state["round"] == 1 and state["declarations"]["witch"]["casting_time"] == 2
+    # in round 1 the spell completes in segment 2
+    state, _ = declare(state, "orc", "await")
+    state, _ = run(state, "roll_order", [1], at=0.0)
+    state, _ = declare(state, "thief", "await", viewer=Viewer.player("s1"), at=1.0)
+    state, _ = declare(state, "fig", "await", viewer=Viewer.player("s2"), at=2.0)
+    state, _ = run(state, "roll_initiative", [1, 6])
+    spell = [t for t in S.view_for(state, GM)["spells"]][0]
+    assert spell["completes_segment"] == 2 and spell["spell"] == "Charm"
+    assert S.view_for(state, SPECTATOR)["spells"] == []
+
+
+# --- prepared actions, cancelling ---------------------------------------------------------------
+
+def test_prepared_action_readies_then_fires_on_its_trigger() -> None:
+    state = new_battle([fighter("bow", missile="light_crossbow", controller="seat", seat="s1"),
+                        fighter("orc", "B")])
+    state, _ = declare(state, "orc", "move")
+    state, _ = run(state, "roll_order", at=0.0)
+    state, _ = declare(state, "bow", "missile", "orc", prepared=True, trigger="if the orc moves",
+                       viewer=Viewer.player("s1"), at=1.0)
+    state, _ = run(state, "roll_initiative", [5, 2])
+    state, events = run(state, "resolve_next")
+    assert events[0]["text"] == "Bow is ready to act: [D] prepare to shoot at Orc, if the orc moves."
+    view = S.view_for(state, Viewer.player("s1"))
+    assert [t["type"] for t in view["legal"]] == ["trigger"]
+    state, events = run(state, "trigger", [20, 4], viewer=Viewer.player("s1"), combatant="bow")
+    assert texts(events)[0] == "Bow's trigger comes: [D] prepare to shoot at Orc, if the orc moves."
+    assert state["combatants"]["orc"]["hp"] == 5  # 4 + 1 from the light crossbow
+
+
+def test_untriggered_prepared_action_lapses() -> None:
+    state = new_battle([fighter("bow", missile="sling"), fighter("orc", "B")])
+    state, _ = declare(state, "bow", "missile", "orc", prepared=True, trigger="if it charges")
+    state, _ = declare(state, "orc", "await")
+    state, _ = run(state, "roll_initiative", [2, 5])
+    state, events = run(state, "resolve_all")
+    assert "Bow's prepared action was never triggered." in texts(events)
+
+
+def test_a_player_can_cancel_a_pending_action() -> None:
+    state = new_battle([fighter("fig", controller="seat", seat="s1"), fighter("orc", "B")])
+    state, _ = declare(state, "orc", "await")
+    state, _ = run(state, "roll_order", at=0.0)
+    state, _ = declare(state, "fig", "melee", "orc", viewer=Viewer.player("s1"), at=1.0)
+    state, _ = run(state, "roll_initiative", [2, 5])
+    state, _ = run(state, "resolve_next")
+    assert [t["testid"] for t in S.view_for(state, Viewer.player("s1"))["legal"]] == ["cancel-fig"]
+    state, events = run(state, "cancel", viewer=Viewer.player("s1"), combatant="fig")
+    assert texts(events)[0] == "Fig calls off the declared action."
+    assert state["phase"] == "bleeding"
+    with pytest.raises(IllegalDeclaration):
+        run(state, "cancel", viewer=Viewer.player("s1"), combatant="fig")
+
+
+def test_morale_failure_mid_round_replaces_the_action_with_flight() -> None:
+    state = new_battle([fighter("fig"), fighter("gob", "B", hp=2), fighter("gob2", "B", hp=2)])
+    state, _ = declare(state, "fig", "melee", "gob")
+    state, _ = declare(state, "gob", "melee", "fig")
+    state, _ = declare(state, "gob2", "melee", "fig")
+    state, _ = run(state, "roll_initiative", [6, 1])
+    state, _ = run(state, "resolve_next", [20, 5])
+    state, events = run(state, "check_morale", [90], combatants=["gob2"])
+    assert events[0]["data"]["failed"] == ["gob2"]
+    state, events = run(state, "resolve_all")
+    assert "Gob2 flees the fight (morale failed: flight replaces the declared action)." in texts(events)
+
+
+# --- visibility ----------------------------------------------------------------------------------
+
+def test_dm_declarations_stay_hidden_until_they_resolve() -> None:
+    state = new_battle([fighter("fig", controller="seat", seat="s1"), fighter("orc", "B", missile="short_bow")])
+    state, events = declare(state, "orc", "missile", "fig", note="aims at the leader")
+    player = Viewer.player("s1")
+    for viewer in (SPECTATOR, player):
+        seen = visible_events(events, viewer, state)
+        assert [e["type"] for e in seen] == ["declaration.noted"]
+        assert "fig" not in json.dumps(seen) and "aims" not in json.dumps(seen)
+        view = S.view_for(state, viewer)
+        assert view["declarations"] == [] and "aims" not in json.dumps(view)
+    assert "aims at the leader" in json.dumps(S.view_for(state, GM))
+    state, _ = run(state, "roll_order", at=0.0)
+    state, _ = declare(state, "fig", "melee", "orc", viewer=player, at=2.0)
+    state, _ = run(state, "roll_initiative", [1, 6])
+    assert [t["combatant"] for t in S.view_for(state, SPECTATOR)["track"]] == ["fig"]
+    assert "Next to resolve (segment 1): a secret action." in S.view_for(state, SPECTATOR)["procedure"]["pending"]
+    state, events = run(state, "resolve_next", [2, 2])
+    assert [t["combatant"] for t in S.view_for(state, SPECTATOR)["track"]] == ["orc", "fig"]
+    assert all(e["visibility"] == "public" for e in events)
+    assert "hp" not in [c for c in S.view_for(state, SPECTATOR)["combatants"] if c["id"] == "orc"][0]
+
+
+def test_seed_never_in_state_and_state_is_json() -> None:
+    state, _ = S.setup([fighter("a"), fighter("b", "B")], {}, SeededDice("secret-seed"))
+    assert "secret-seed" not in json.dumps(state)
+
+
+# --- whole encounters --------------------------------------------------------------------------
+
+LINEUP = [
+    fighter("aldo", controller="seat", seat="s1", hp=12, ac=4),
+    fighter("mira", controller="seat", seat="s2", hp=6, weapon="dagger", caster=True, missile="darts"),
+    fighter("orc1", "B", hp=6, ac=6, thac0=19, weapon="spear", dies_at_zero=True, controller="computer"),
+    fighter("orc2", "B", hp=6, ac=6, thac0=19, weapon="battle_axe", dies_at_zero=True),
+]
+
+
+def play(seed: str, rounds: int = 12) -> tuple[dict[str, Any], list[str]]:
+    """A whole encounter from the reaction check to the end, every choice from the seeded dice."""
+    dice = SeededDice(seed)
+    state, _ = S.setup(copy.deepcopy(LINEUP), {}, dice)
+    log: list[str] = []
+    clock = 1000.0
+
+    def go(d: dict[str, Any], viewer: Viewer = GM) -> None:
+        nonlocal state
+        before = copy.deepcopy(state)
+        state, events = S.apply(state, d, viewer, dice)
+        assert before == copy.deepcopy(before)  # nothing shared
+        json.dumps(state)
+        log.extend(e["text"] for e in events)
+
+    go({"type": "check_reaction"})
+    go({"type": "check_surprise"})
+    go({"type": "check_distance"})
+    go({"type": "check_morale", "side": "B"})
+    for _ in range(200):
+        if state["status"] != "active":
+            break
+        phase = state["phase"]
+        if phase == "declarations":
+            legal = S.view_for(state, GM)["legal"]
+            template = next((t for t in legal if t["type"] in ("declare", "roll_order")), None)
+            if template is None:
+                break
+            clock += dice.randint(1, 9, "thinking").total
+            if template["type"] == "roll_order":
+                go({"type": "roll_order", "at": clock})
+                continue
+            cid = template["combatant"]
+            options = [a for a in template["actions"] if a["kind"] in ("melee", "charge", "missile", "await")
+                       and (a["targets"] or not a["needs_target"])]
+            pick = options[dice.randint(1, len(options), "choice").total - 1]
+            decl = {"type": "declare", "combatant": cid, "kind": pick["kind"], "at": clock}
+            if pick["needs_target"]:
+                decl["target"] = pick["targets"][0]["id"]
+            seat = state["combatants"][cid]["seat"]
+            go(decl, Viewer.player(seat) if seat else GM)
+        elif phase == "initiative":
+            go({"type": "roll_initiative"})
+        elif phase == "resolution":
+            go({"type": "resolve_next"})
+        elif phase == "bleeding":
+            go({"type": "bleed"})
+        elif phase == "recap":
+            standing = {s: sum(1 for c in state["combatants"].values() if c["side"] == s and c["condition"] == "ok")
+                        for s in "AB"}
+            if 0 in standing.values() or state["round"] >= rounds:
+                go({"type": "end_encounter"})
+            else:
+                go({"type": "next_round"})
+        elif phase == "recovery":
+            go({"type": "finish"})
+    return state, log
+
+
+def test_full_encounter_to_the_end() -> None:
+    state, log = play("table-night")
+    assert state["status"] == "ended" and state["outcome"]["text"].startswith("The encounter ends")
+    assert log[0].startswith("Reaction roll")
+    assert any(line.startswith("Initiative:") for line in log)
+    assert S.view_for(state, GM)["legal"] == []
+
+
+def test_seeded_replay_gives_the_same_battle() -> None:
+    assert play("replay-1") == play("replay-1")
+    assert play("replay-1")[1] != play("replay-2")[1]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.text(min_size=1, max_size=12))
+def test_property_any_seeded_encounter_stays_consistent(seed: str) -> None:
+    state, log = play(seed, rounds=6)
+    assert state["status"] == "ended"
+    for c in state["combatants"].values():
+        assert c["hp"] <= c["hp_max"]
+        if c["condition"] == "ok":
+            assert c["hp"] > 0
+        if c["condition"] == "dead":
+            assert c["hp"] <= 0
+    for viewer in (SPECTATOR, Viewer.player("s1")):
+        json.dumps(S.view_for(state, viewer))
+
+
+@settings(max_examples=40, deadline=None)
+@given(dx=st.integers(-25, 25), dy=st.integers(-25, 25), move=st.integers(1, 24),
+       scale=st.sampled_from(["indoors", "outdoors"]), length=st.sampled_from([1, 2, 3.5, 6, 8, 16]))
+def test_property_arrival_is_the_first_segment_within_reach(dx: int, dy: int, move: int, scale: str,
+                                                            length: float) -> None:
+    seg = arrival_segment(distance_squares=(dx, dy), move=move, scale=scale, length=Fraction(str(length)))
+    per_inch = {"indoors": 10, "outdoors": 30}[scale]
+    gap = max(0.0, (dx * dx + dy * dy) ** 0.5 * per_inch - per_inch)
+    step = charge_per_segment_feet(move, scale)
+    if seg is None:
+        assert gap - 10 * step > length - 1e-9
+    else:
+        assert max(0.0, gap - seg * step) <= length + 1e-9
+        assert seg == 1 or gap - (seg - 1) * step > length - 1e-9
+
+
+@settings(max_examples=40, deadline=None)
+@given(faces=st.lists(st.integers(1, 6), min_size=2, max_size=2))
+def test_property_surprise_segments_are_between_0_and_2(faces: list[int]) -> None:
+    side, segments = surprise_result({"A": faces[0], "B": faces[1]})
+    assert 0 <= segments <= 2 and (side is None) == (segments == 0)
+
+
+def test_registry_and_forms() -> None:
+    system = get_system("adnd")
+    assert system.id == "adnd"
+    names = {f.name for f in system.combatant_fields()}
+    assert {"hp", "ac", "thac0", "weapon", "move", "attacks"} <= names
+    for preset in system.presets():
+        system.validate_combatant({**preset, "name": preset["name"][:40]})
+    assert any("Charges" == h["title"] for h in system.help())
+    assert system.validate_options({})["scale"] == "indoors"
+
+
+def test_checkpoints_at_the_start_of_declarations() -> None:
+    state, _ = S.setup([fighter("a"), fighter("b", "B")], {}, ScriptedDice([]))
+    assert S.is_checkpoint(state)
+    state = new_battle([fighter("a"), fighter("b", "B")])
+    assert S.is_checkpoint(state)
+    state, _ = declare(state, "a", "await")
+    assert not S.is_checkpoint(state)
+
+
+def test_apply_does_not_mutate_its_input() -> None:
+    state = new_battle([fighter("a"), fighter("b", "B")])
+    frozen = copy.deepcopy(state)
+    declare(state, "a", "melee", "b")
+    run(state, "move", combatant="a", x=3, y=3)
+    assert state == frozen
