@@ -413,6 +413,26 @@ class AdndDemonIdol(RuleSystem):
             parse_dice(entry["damage"])
         return entry
 
+    def validate_lineup(self, lineup: Any) -> list[dict[str, Any]]:
+        cleaned = super().validate_lineup(lineup)
+        if len({c["side"] for c in cleaned}) < 2:
+            raise InvalidDeclaration("a battle needs combatants on both sides A and B")
+        return cleaned
+
+    def assign(
+        self, state: State, combatant_id: str, controller: str, seat: str | None, dice: DiceSource | None = None
+    ) -> tuple[State, list[Event]]:
+        """Hand a combatant over; a combatant given to the computer during declarations declares at once."""
+        new, events = super().assign(state, combatant_id, controller, seat)
+        if (new.get("phase") == "declarations" and controller == "computer" and dice is not None
+                and combatant_id in self._actors(new) and combatant_id not in new["declarations"]):
+            new["declarations"][combatant_id] = self._computer_declaration(new, combatant_id, dice)
+            events.append(event("declaration.made", f"The computer notes {_label(combatant_id, new)}'s action: "
+                                f"{self._describe(new, new['declarations'][combatant_id])}.",
+                                visibility=GM_ONLY, combatant=combatant_id))
+            self._maybe_finish_declarations(new, dice, events)
+        return new, events
+
     # --- setup ---------------------------------------------------------------------------------
     def setup(
         self, lineup: list[dict[str, Any]], options: dict[str, Any], dice: DiceSource
@@ -450,6 +470,7 @@ class AdndDemonIdol(RuleSystem):
             "recap": None,
             "round_start_hp": {},
             "last_key": None,
+            "last_at": None,
             "outcome": None,
         }
         self._place(state, 0)
@@ -491,6 +512,8 @@ class AdndDemonIdol(RuleSystem):
         new = copy.deepcopy(state)
         events: list[Event] = []
         handler(new, declaration, viewer, dice, events)
+        if at is not None:
+            new["last_at"] = float(at)
         for e in events:
             if e["type"] not in ("declaration.made",):
                 new["round_log"].append({"type": e["type"], "text": e["text"], "visibility": e["visibility"]})
@@ -704,8 +727,10 @@ class AdndDemonIdol(RuleSystem):
         decl = state.get("decl") or {}
         if state["phase"] != "declarations" or decl.get("order") is None:
             return None
-        for cid in decl["order"]:
-            if cid not in state["declarations"] and _able(state["combatants"][cid]):
+        late = [c for c in self._players_to_declare(state) if c not in decl["order"]]
+        for cid in list(decl["order"]) + late:
+            c = state["combatants"][cid]
+            if cid not in state["declarations"] and _able(c) and c["controller"] == "seat":
                 return cid
         return None
 
@@ -797,8 +822,6 @@ class AdndDemonIdol(RuleSystem):
             state["decl"]["open_at"] = d.get("at")
             state["decl"]["paused_total"] = 0.0
             state["decl"]["paused_since"] = None
-        elif state["decl"]["order"] is not None:
-            raise IllegalDeclaration("the DM notes the non-player declarations before the players declare")
         action.update({"delay": delay, "seconds": round(seconds, 1), "by": "dm" if viewer.is_gm else "player"})
         state["declarations"][cid] = action
         what = self._describe(state, action)
@@ -1825,6 +1848,7 @@ class AdndDemonIdol(RuleSystem):
         decl = state["decl"]
         return {"combatant": awaited, "name": _label(awaited, state), "seat": state["combatants"][awaited]["seat"],
                 "open_at": decl["open_at"], "paused_since": decl["paused_since"],
+                "server_time": state.get("last_at"),
                 "paused_total": decl["paused_total"], "seconds_per_segment": SECONDS_PER_SEGMENT}
 
     def _procedure(self, state: State, viewer: Viewer) -> dict[str, Any]:

@@ -981,3 +981,18 @@ def test_apply_does_not_mutate_its_input() -> None:
     declare(state, "a", "melee", "b")
     run(state, "move", combatant="a", x=3, y=3)
     assert state == frozen
+
+
+def test_handing_a_combatant_to_the_computer_during_declarations() -> None:
+    state = party_battle()
+    state, events = S.assign(state, "orc", "computer", None, ScriptedDice([1]))
+    assert state["declarations"]["orc"]["kind"] == "melee"
+    assert [e["visibility"] for e in events] == ["public", "gm"]
+    state, _ = run(state, "roll_order", [1], at=50.0)
+    assert S.view_for(state, GM)["clock"]["server_time"] == 50.0
+    # a player's combatant handed to the DM mid-declaration is then noted by the DM
+    state, _ = S.assign(state, "aldo", "gm", None, ScriptedDice([]))
+    assert S.view_for(state, GM)["clock"]["combatant"] == "mira"
+    state, _ = declare(state, "aldo", "await")
+    state, _ = declare(state, "mira", "await", viewer=Viewer.player("s2"), at=52.0)
+    assert state["phase"] == "initiative"
