@@ -986,7 +986,7 @@ def test_apply_does_not_mutate_its_input() -> None:
 def test_handing_a_combatant_to_the_computer_during_declarations() -> None:
     state = party_battle()
     state, events = S.assign(state, "orc", "computer", None, ScriptedDice([1]))
-    assert state["declarations"]["orc"]["kind"] == "melee"
+    assert state["declarations"]["orc"]["kind"] == "charge"  # two squares away: it charges
     assert [e["visibility"] for e in events] == ["public", "gm"]
     state, _ = run(state, "roll_order", [1], at=50.0)
     assert S.view_for(state, GM)["clock"]["server_time"] == 50.0
