@@ -7,6 +7,7 @@ let selected = null; // id of the token whose rings are shown
 let moveMode = false; // the acting viewer is picking a square to move to
 let openTool = null; // the GM tool whose form is open
 const toolValues = {}; // what the GM last typed into each tool form
+let scrollToGrid = false; // bring the grid into view once move mode starts (a phone has it above the buttons)
 
 export function render(root, view, ctx) {
   const { h, replace } = ctx.ui;
@@ -42,6 +43,10 @@ export function render(root, view, ctx) {
     ),
   );
   drawGrid(gridBox);
+  if (scrollToGrid) {
+    scrollToGrid = false;
+    if (gridBox.scrollIntoView) gridBox.scrollIntoView({ block: "center" });
+  }
 
   // ---------------------------------------------------------------------------------------
   function banner() {
@@ -271,6 +276,7 @@ export function render(root, view, ctx) {
         onclick: () => {
           if (t.type === "move") {
             moveMode = !moveMode;
+            scrollToGrid = moveMode;
             render(root, view, ctx);
             return;
           }
