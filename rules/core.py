@@ -86,9 +86,31 @@ def combatant_visibility(combatant_id: str) -> str:
     return f"combatant:{combatant_id}"
 
 
+def owner_visibility(combatant_id: str) -> str:
+    """Visibility of a secret only the player of one combatant may see — not even the GM's shared screen."""
+    return f"owner:{combatant_id}"
+
+
+#: kept in the log for audit and replay, shown to nobody
+HIDDEN = "hidden"
+
+
 def may_see(visibility: str, viewer: Viewer, state: Mapping[str, Any]) -> bool:
-    """Whether ``viewer`` may see something with the given visibility."""
-    if visibility == PUBLIC or viewer.is_gm:
+    """Whether ``viewer`` may see something with the given visibility.
+
+    >>> state = {"combatants": {"a": {"controller": "seat", "seat": "s1"}}}
+    >>> [may_see("owner:a", v, state) for v in (Viewer.player("s1"), Viewer.gm(), Viewer.spectator())]
+    [True, False, False]
+    >>> [may_see(v, Viewer.gm(), state) for v in ("public", "gm", "combatant:a", "hidden")]
+    [True, True, True, False]
+    """
+    if visibility == PUBLIC:
+        return True
+    if visibility == HIDDEN:
+        return False
+    if visibility.startswith("owner:"):
+        return viewer.role == "player" and viewer.controls(state, visibility.split(":", 1)[1])
+    if viewer.is_gm:
         return True
     if visibility.startswith("combatant:"):
         return viewer.controls(state, visibility.split(":", 1)[1])

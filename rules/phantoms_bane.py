@@ -40,13 +40,14 @@ from typing import Any, ClassVar
 
 from .core import (
     GM_ONLY,
+    HIDDEN,
     Event,
     Field,
     RuleSystem,
     State,
     Viewer,
-    combatant_visibility,
     event,
+    owner_visibility,
     public_combatant_fields,
     require,
 )
@@ -531,7 +532,7 @@ class PhantomsBane(RuleSystem):
                         "help": OPTION_HELP[option],
                         "name": combatant["name"],
                         "controller": combatant["controller"],
-                        "selected": current == option,
+                        "selected": current == option and _may_see_choice(state, cid, own, viewer.is_gm),
                     }
                 )
         if viewer.is_gm:
@@ -615,6 +616,17 @@ def _other(state: Mapping[str, Any], cid: str) -> str:
     return b if cid == a else a
 
 
+def _may_see_choice(state: Mapping[str, Any], cid: str, own: set[str], gm: bool) -> bool:
+    """A pending choice shows only to whoever made it: its player, or the GM for a GM-played combatant.
+
+    The GM's screen is shared with the table, so it shows that a player or the computer has chosen,
+    never what, until the turn resolves.
+    """
+    if cid in own:
+        return True
+    return gm and state["combatants"][cid]["controller"] == "gm"
+
+
 def _project(state: Mapping[str, Any], own: set[str], gm: bool) -> dict[str, Any]:
     """What a viewer sees: everything public, plus the pending choices of ``own`` (all for the GM)."""
     combatants: dict[str, Any] = {}
@@ -630,8 +642,9 @@ def _project(state: Mapping[str, Any], own: set[str], gm: bool) -> dict[str, Any
             entry[f"{slot}_label"] = _gear_label(item, c[stat])
         entry["has_chosen"] = state["choices"].get(cid) is not None
         entry["mine"] = cid in own
-        if gm or cid in own:
+        if _may_see_choice(state, cid, own, gm):
             entry["choice"] = state["choices"].get(cid)
+        if gm or cid in own:
             entry["temperament"] = c.get("temperament", "steady")
         combatants[cid] = entry
     view: dict[str, Any] = {
@@ -682,7 +695,7 @@ def _choose(state: State, declaration: Mapping[str, Any], dice: DiceSource) -> t
         event(
             "choice.made",
             f"{name} will {OPTION_LABELS[option].lower()} this turn" + (" (changed)." if changed else "."),
-            visibility=combatant_visibility(cid),
+            visibility=owner_visibility(cid) if combatant["controller"] == "seat" else GM_ONLY,
             combatant=cid,
             option=option,
             changed=changed,
@@ -796,9 +809,9 @@ def _computer_pick(state: State, cid: str, dice: DiceSource, forced: bool = Fals
         event(
             "choice.made",
             f"The computer picks {OPTION_LABELS[pick]} for {name} ({why}).",
-            visibility=GM_ONLY
-            if state["combatants"][cid]["controller"] == "computer"
-            else combatant_visibility(cid),
+            visibility={"computer": HIDDEN, "seat": owner_visibility(cid)}.get(
+                state["combatants"][cid]["controller"], GM_ONLY
+            ),
             rolls=[roll],
             combatant=cid,
             option=pick,

@@ -531,7 +531,10 @@ def test_choice_secrecy_in_views_and_events() -> None:
         assert view["combatants"]["a"]["has_chosen"] is True
         assert "choice" not in view["combatants"]["a"]
         assert "press" not in json.dumps(view["combatants"]) and "press" not in json.dumps(view["last_turn"])
-    assert gm["combatants"]["a"]["choice"] == "press"
+    # the GM's screen is shared with the table: it shows that the player chose, not what
+    assert gm["combatants"]["a"]["has_chosen"] is True and "choice" not in gm["combatants"]["a"]
+    assert not any(d.get("selected") for d in gm["legal"])
+    assert [e["text"] for e in visible_events(ev, GM, new)] == ["A has chosen."]
     assert spec["legal"] == []
     assert {d["combatant"] for d in other["legal"]} == {"b"}
     for viewer in (Viewer.player("s2"), SPECTATOR):
@@ -679,8 +682,10 @@ def test_computer_picks_at_setup_and_each_turn_gm_only() -> None:
     state, ev = PB.setup([a, b], {}, dice)
     assert dice.remaining == 0 and state["choices"]["b"] in OPTIONS
     assert state["chosen_by"]["b"] == "computer" and PB.is_checkpoint(state)
-    private = [e for e in ev if e["type"] == "choice.made" and e["visibility"] == "gm"]
+    private = [e for e in ev if e["type"] == "choice.made" and e["visibility"] == "hidden"]
     assert len(private) == 1 and private[0]["rolls"][0]["faces"] == [10]
+    assert "choice" not in PB.view_for(state, GM)["combatants"]["b"], "not even the GM's shared screen"
+    assert not [e for e in visible_events(ev, GM, state) if e["data"].get("option")]
     assert [
         e["text"] for e in visible_events(ev, Viewer.player("s1"), state) if e["type"] == "choice.made"
     ] == ["B has chosen."]

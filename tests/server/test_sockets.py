@@ -104,8 +104,10 @@ def test_a_choice_stays_secret_until_both_have_chosen(duel: Table) -> None:
         text = without_menus(other.get_received())
         assert "jharek has chosen" in text
         assert "defend" not in text, "the choice leaked before it was revealed"
-    gm_update = updates(gm)[-1]
-    assert gm_update["view"]["combatants"]["jharek"]["choice"] == "defend"
+    gm_messages = gm.get_received()
+    gm_update = [m["args"][0] for m in gm_messages if m["name"] == "update"][-1]
+    assert gm_update["view"]["combatants"]["jharek"]["has_chosen"] is True
+    assert "defend" not in without_menus(gm_messages), "the GM's shared screen shows that, not what"
     # Bob sees that Alice has chosen, but not what.
     bob.emit("sync", {}, callback=True)
     view = bob.emit("sync", {}, callback=True)["battle"]["view"]
