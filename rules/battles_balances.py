@@ -286,7 +286,7 @@ HELP: list[dict[str, str]] = [
      "eight squares around). Missile range is the missile weapon's range. Anything farther is out of range."},
     {"title": "Option: agility-only duel", "text": "Speed and shields are ignored in melee: both sides roll Agility "
      "(plus weapon attack and size bonus) and whoever rolls higher deals damage to the other by the normal rules. Against "
-     "a shot the target rolls plain Agility."},
+     "a shot the target rolls plain Agility. Speed still sets the action points."},
     {"title": "Option: maximum damage", "text": "Damage dice are not rolled; each hit uses the die's highest face."},
     {"title": "Option: weaknesses and resistances", "text": "When a weapon's damage kind is in the target's weaknesses "
      "its die is doubled (d6 becomes d12); when it is in the resistances the die is halved (d6 becomes d3), either by "
@@ -305,7 +305,9 @@ HELP: list[dict[str, str]] = [
     {"title": "Contests and checks", "text": "A check rolls the pool three times and sums the rolls against a target: "
      "10 trivial, 20 easy, 30 routine, 40 challenging, 50 difficult, 60 unlikely, 70 impossible; reaching it succeeds. "
      "A contest rolls three times for each side and compares the sums (option: best two of three, a tie in one roll "
-     "counting for nobody). The GM can run both at any time, with or without a battle."},
+     "counting for nobody). The GM can run both at any time, with or without a battle, choose blessed or cursed rolls "
+     "or use a character's pending blessing or curse, and give a check a price in wounds when it fails, so that it "
+     "cannot simply be tried again and again."},
     {"title": "Healing", "text": "The GM removes wounds for food, rest, a healer or any other reason, cures lasting "
      "effects and repairs armour. A character healed below its health returns to play."},
 ]
@@ -523,19 +525,36 @@ class BattlesAndBalances(RuleSystem):
         else:
             raise InvalidDeclaration("difficulty must be one of " + ", ".join([*THRESHOLD_VALUES, "custom"]))
         label = _text(d, "label", "a check")
+        penalty = _int(d, "failure_wounds", 0, 9999, default=0)
+        if penalty and not who["combatant"]:
+            raise InvalidDeclaration("failure_wounds needs a character to take them")
         totals, rolls = _three_rolls(dice, who, label)
+        _spend_pending_luck(state, who)
         total = sum(totals)
         success = total >= target
         reached = threshold_reached(total)
         verdict = "succeeds" if success else "fails"
-        text = (f"{who['name']} tries {label} ({level}): rolls {' + '.join(map(str, totals))} = {total} "
+        luck = f", {who['luck']}" if who["luck"] != "normal" else ""
+        text = (f"{who['name']} tries {label} ({level}{luck}): rolls {' + '.join(map(str, totals))} = {total} "
                 f"and {verdict}" + (f"; that reaches {reached}." if reached else "."))
         result = {"kind": "check", "label": label, "who": who["name"], "pool": who["pool"], "target": target,
                   "difficulty": difficulty, "totals": totals, "total": total, "success": success, "reached": reached,
+                  "luck": who["luck"],
                   "chance": round(chance_at_least(3 * who["dice"], who["size"], target - 3 * who["bonus"]), 4)
                   if who["luck"] == "normal" else None}
         state["last_result"] = result
-        return [event("check.succeeded" if success else "check.failed", text, rolls=rolls, **result)]
+        events = [event("check.succeeded" if success else "check.failed", text, rolls=rolls, **result)]
+        if penalty and not success:
+            c = state["combatants"][who["combatant"]]
+            c["wounds"] += penalty
+            events.append(event("damage.dealt", f"{c['name']} pays for the failure with {penalty} wounds "
+                                f"({c['wounds']} of {c['health']}).", target=c["id"], wounds=penalty,
+                                total_wounds=c["wounds"]))
+            if c["wounds"] >= c["health"] and not c["defeated"]:
+                c["defeated"] = True
+                events.append(event("combatant.defeated", f"{c['name']} is out of play.", combatant=c["id"]))
+            events += _after_gm_change(state, dice)
+        return events
 
     def _do_contest(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource) -> list[Event]:
         a = _roller(state, d, "a_")
@@ -552,6 +571,8 @@ class BattlesAndBalances(RuleSystem):
             t, r = _pool_roll(dice, b["dice"], b["size"], f"{b['name']} {label} roll {i + 1}", b["luck"], b["bonus"])
             b_totals.append(t)
             rolls += r
+        _spend_pending_luck(state, a)
+        _spend_pending_luck(state, b)
         if mode == "summed":
             score_a, score_b = sum(a_totals), sum(b_totals)
             how = f"{sum(a_totals)} against {sum(b_totals)}"
@@ -1041,13 +1062,22 @@ def _roller(state: Mapping[str, Any], d: Mapping[str, Any], prefix: str) -> dict
     """Who rolls in a check or contest: a combatant's attribute, or a named pool typed by the GM."""
     cid = d.get(prefix + "combatant") or ""
     luck = d.get(prefix + "luck") or "normal"
-    if luck not in ("normal", "blessed", "cursed"):
-        raise InvalidDeclaration(f"{prefix}luck must be normal, blessed or cursed")
+    if luck not in ("normal", "blessed", "cursed", "pending"):
+        raise InvalidDeclaration(f"{prefix}luck must be normal, blessed, cursed or pending")
     bonus = _int(d, prefix + "bonus", -100, 100, default=0)
+    consume = None
+    if luck == "pending" and not cid:
+        raise InvalidDeclaration(f"{prefix}luck 'pending' needs a character whose blessing or curse is used")
     if cid:
         if not isinstance(cid, str) or cid not in state["combatants"]:
             raise InvalidDeclaration(f"no combatant {cid!r}")
         c = state["combatants"][cid]
+        if luck == "pending":
+            good, bad = c["blessings"] > 0, c["curses"] > 0
+            luck = "normal"
+            if state["options"]["blessings"] and good != bad:
+                luck = "blessed" if good else "cursed"
+            consume = cid
         attribute = d.get(prefix + "attribute")
         if attribute not in ATTRIBUTES:
             raise InvalidDeclaration(f"{prefix}attribute must be one of {', '.join(ATTRIBUTES)}")
@@ -1060,7 +1090,16 @@ def _roller(state: Mapping[str, Any], d: Mapping[str, Any], prefix: str) -> dict
         pool_name = f"{count}d{size}"
     if bonus:
         pool_name += f"{bonus:+d}"
-    return {"name": name, "dice": count, "size": size, "luck": luck, "bonus": bonus, "pool": pool_name}
+    return {"name": name, "dice": count, "size": size, "luck": luck, "bonus": bonus, "pool": pool_name,
+            "combatant": cid or None, "consume": consume}
+
+
+def _spend_pending_luck(state: State, who: Mapping[str, Any]) -> None:
+    """A check or contest rolled with the character's pending luck uses up one blessing and one curse."""
+    if who["consume"] and state["options"]["blessings"]:
+        c = state["combatants"][who["consume"]]
+        c["blessings"] = max(0, c["blessings"] - 1)
+        c["curses"] = max(0, c["curses"] - 1)
 
 
 def _three_rolls(dice: DiceSource, who: Mapping[str, Any], label: str) -> tuple[list[int], list[dict[str, Any]]]:
@@ -1245,7 +1284,7 @@ def _gm_templates(state: Mapping[str, Any]) -> list[dict[str, Any]]:
     names = tuple((cid, state["combatants"][cid]["name"]) for cid in state["order"])
     who = (("", "Someone else (type the dice)"), *names)
     attrs = tuple((a, a.capitalize()) for a in ATTRIBUTES)
-    luck = LUCK_CHOICES
+    luck = (*LUCK_CHOICES, ("pending", "The character's own blessing or curse"))
 
     def roller_fields(prefix: str, title: str) -> list[dict[str, Any]]:
         return [
@@ -1265,6 +1304,7 @@ def _gm_templates(state: Mapping[str, Any]) -> list[dict[str, Any]]:
             *roller_fields("", "Who"),
             Field("difficulty", "Difficulty", "choice", "routine", choices=difficulty).to_dict(),
             Field("target", "Custom target", "int", 30, 1, 1000).to_dict(),
+            Field("failure_wounds", "Wounds if it fails (a character only)", "int", 0, 0, 9999).to_dict(),
         ]},
         {"type": "contest", "label": "Contest", "tool": True, "fields": [
             Field("label", "What is contested", "text", "", 0, 80).to_dict(),

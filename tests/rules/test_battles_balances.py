@@ -794,3 +794,23 @@ def test_reviving_the_acting_side_and_defeating_the_actor():
     assert new["actor"] == "b" and new["status"] == "active"
     back, events = act(new, {"type": "heal", "combatant": "a", "amount": 90, "means": "rest"})
     assert not back["combatants"]["a"]["defeated"] and back["actor"] == "b"
+
+
+def test_checks_use_a_pending_blessing_and_can_cost_wounds():
+    state = duel({"blessings": True})
+    state["combatants"]["vasyl"]["blessings"] = 1
+    check = {"type": "check", "combatant": "vasyl", "attribute": "agility", "difficulty": "trivial", "luck": "pending"}
+    new, events = act(state, check, [1, 1, 1, 1, 2, 2, 2, 2] * 3)
+    assert events[0]["data"]["luck"] == "blessed" and events[0]["data"]["totals"] == [8, 8, 8]
+    assert new["combatants"]["vasyl"]["blessings"] == 0
+    plain, events = act(new, check, [1, 1, 1, 1] * 3)
+    assert events[0]["data"]["luck"] == "normal" and events[0]["data"]["totals"] == [4, 4, 4]
+    with pytest.raises(InvalidDeclaration, match="pending"):
+        act(state, {**check, "combatant": "", "name": "X", "dice": 1})
+    fence = {**check, "luck": "normal", "difficulty": "impossible", "failure_wounds": 3}
+    hurt, events = act(state, fence, [1, 1, 1, 1] * 3)
+    assert types(events) == ["check.failed", "damage.dealt"] and hurt["combatants"]["vasyl"]["wounds"] == 3
+    dead, events = act(state, {**fence, "failure_wounds": 16}, [1, 1, 1, 1] * 3)
+    assert dead["status"] == "ended" and "battle.ended" in types(events)
+    ok, events = act(state, {**fence, "difficulty": "trivial"}, [1, 1, 1, 1] * 3)
+    assert types(events) == ["check.succeeded"] and ok["combatants"]["vasyl"]["wounds"] == 0

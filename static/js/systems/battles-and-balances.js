@@ -385,7 +385,7 @@ export function render(root, view, ctx) {
         h("div", { class: "bb-result-title" }, `${r.who}: ${r.label}`),
         h("div", { class: "bb-result-big" }, `${r.totals.join(" + ")} = ${r.total}`, h("span", { class: "bb-result-vs" }, ` vs ${r.target}`)),
         h("div", { class: "bb-result-verdict" }, r.success ? "Success" : "Failure", r.reached ? ` — reaches ${r.reached}` : ""),
-        h("div", { class: "muted" }, `${r.pool}, three rolls${r.chance !== null && r.chance !== undefined ? `; chance was ${Math.round(r.chance * 100)}%` : ""}`),
+        h("div", { class: "muted" }, `${r.pool}${r.luck && r.luck !== "normal" ? `, ${r.luck}` : ""}, three rolls${r.chance !== null && r.chance !== undefined ? `; chance was ${Math.round(r.chance * 100)}%` : ""}`),
       );
     }
     return h(
