@@ -431,7 +431,8 @@ export function render(root, view, ctx) {
 
   function fieldsForm(fields, values, submitLabel, testid, onSubmit) {
     const inputs = fields.map((f) => {
-      const value = f.name in values ? values[f.name] : f.default;
+      const fallback = f.name === "combatant" && selected && f.choices.some(([v]) => v === selected) ? selected : f.default;
+      const value = f.name in values ? values[f.name] : fallback;
       let input;
       if (f.kind === "choice") {
         input = h("select", { name: f.name }, f.choices.map(([v, label]) => h("option", { value: v, selected: v === value }, label)));
