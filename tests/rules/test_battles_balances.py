@@ -814,3 +814,54 @@ def test_checks_use_a_pending_blessing_and_can_cost_wounds():
     assert dead["status"] == "ended" and "battle.ended" in types(events)
     ok, events = act(state, {**fence, "difficulty": "trivial"}, [1, 1, 1, 1] * 3)
     assert types(events) == ["check.succeeded"] and ok["combatants"]["vasyl"]["wounds"] == 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.text(min_size=1, max_size=6), move_cost=st.integers(0, 4))
+def test_the_ap_ledger_balances(seed, move_cost):
+    """Whatever the computer does, each balance is its allowance plus refreshes minus what was spent."""
+    lineup = [
+        {**PRINCE, "id": "p", "side": "A", "controller": "computer", "x": 0, "y": 0},
+        {"name": "Jinx", "id": "j", "side": "A", "controller": "computer", "size": 6, "speed": 4, "agility": 4,
+         "weapon": "Dagger", "weapon_die": 4, "weapon_drawn": False, "weapon_weight": 2, "x": 0, "y": 4},
+        {**SHOCK_TROOPER, "id": "t", "side": "B", "controller": "computer", "x": 9, "y": 3},
+    ]
+    state, events = BB.setup(lineup, {"move_cost": move_cost}, SeededDice(seed))
+    ledger = {cid: c["ap_max"] for cid, c in state["combatants"].items()}
+    for e in events:
+        if e["type"] == "ap.spent":
+            ledger[e["data"]["combatant"]] -= e["data"]["cost"]
+        elif e["type"] == "ap.refreshed":
+            ledger[e["data"]["combatant"]] += state["combatants"][e["data"]["combatant"]]["ap_max"]
+            assert e["data"]["before"] <= 0
+        elif e["type"] == "turn.started":
+            assert e["data"]["ap"] >= 1
+    assert ledger == {cid: c["ap"] for cid, c in state["combatants"].items()}
+    assert state["status"] == "ended"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    agility=st.integers(1, 4), speed=st.integers(1, 4), size_a=st.sampled_from([4, 6, 8, 10, 12]),
+    size_b=st.sampled_from([4, 6, 8, 10, 12]), weapon=st.integers(0, 6), shield=st.integers(0, 6),
+    protection=st.integers(0, 12), muscle=st.integers(0, 6), data=st.data(),
+)
+def test_attack_and_damage_arithmetic(agility, speed, size_a, size_b, weapon, shield, protection, muscle, data):
+    a = fighter("a", "A", 0, 0, size=size_a, agility=agility, muscle=muscle, weapon="Blade", weapon_attack=weapon,
+                weapon_die=6)
+    b = fighter("b", "B", 1, 0, size=size_b, speed=speed, shield="Board", shield_defence=shield, stamina=30,
+                armour="Coat", armour_protection=protection)
+    state, _ = BB.setup([a, b], {}, NO_DICE)
+    attack_faces = data.draw(st.lists(st.integers(1, size_a), min_size=agility, max_size=agility))
+    defence_faces = data.draw(st.lists(st.integers(1, size_b), min_size=speed, max_size=speed))
+    die = data.draw(st.integers(1, 6))
+    _, events = act(state, attack("a", "b"), attack_faces + defence_faces + [die])
+    attack_total = sum(attack_faces) + weapon + size_bonus(size_a, size_b)
+    defence_total = sum(defence_faces) + shield + size_bonus(size_b, size_a)
+    assert (events[0]["data"]["attack"], events[0]["data"]["defence"]) == (attack_total, defence_total)
+    if attack_total <= defence_total:
+        assert events[0]["type"] == "attack.missed"
+        return
+    raw = die + derived(state["combatants"]["a"])["damage_modifier"] + attack_total - defence_total
+    expected = raw - protection if protection and raw >= protection else raw
+    assert events[1]["data"]["wounds"] == max(0, expected)
