@@ -865,3 +865,11 @@ def test_attack_and_damage_arithmetic(agility, speed, size_a, size_b, weapon, sh
     raw = die + derived(state["combatants"]["a"])["damage_modifier"] + attack_total - defence_total
     expected = raw - protection if protection and raw >= protection else raw
     assert events[1]["data"]["wounds"] == max(0, expected)
+
+
+def test_the_trooper_is_only_a_little_slower():
+    """Attacks cost 5 for the prince and 9 for the trooper, yet borrowing keeps the trooper close behind."""
+    line = timeline(duel(), length=400)
+    acts = Counter(e["combatant"] for e in line if e["kind"] == "act")
+    assert acts["trooper"] < acts["vasyl"]
+    assert acts["trooper"] / acts["vasyl"] > 0.9
