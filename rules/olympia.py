@@ -611,7 +611,7 @@ class Olympia(RuleSystem):
             for key, n in c["troops"].items():
                 attack = _attack(KIND[key], opts, aboard)
                 if n > 0 and attack > 0:
-                    att.labels.append(f"{c['name']}'s {KIND[key].many}")
+                    att.labels.append(f"{_poss(c['name'])} {KIND[key].many}")
                     att.kinds.append(key)
                     att.units.append(cid)
                     att.a4.append(4 * attack)
@@ -627,7 +627,7 @@ class Olympia(RuleSystem):
             for key, n in c["troops"].items():
                 m4 = _missile4(KIND[key], opts)
                 if n > 0 and m4 > 0:
-                    att.labels.append(f"{c['name']}'s {KIND[key].many}")
+                    att.labels.append(f"{_poss(c['name'])} {KIND[key].many}")
                     att.kinds.append(key)
                     att.units.append(cid)
                     att.a4.append(m4)
@@ -975,7 +975,7 @@ class Olympia(RuleSystem):
         if state["status"] == "setup":
             for cid, c in state["combatants"].items():
                 if viewer.controls(state, cid):
-                    legal.append({"type": "set_behind", "combatant": cid, "label": f"Move {c['name']}'s unit", "behind": c["behind"], "fields": [behind_field]})
+                    legal.append({"type": "set_behind", "combatant": cid, "label": f"Move {_poss(c['name'])} unit", "behind": c["behind"], "fields": [behind_field]})
             for side, info in state["sides"].items():
                 leader = info["leader"]
                 if viewer.is_gm:
@@ -1009,6 +1009,11 @@ class Olympia(RuleSystem):
 
 
 # --- helpers ------------------------------------------------------------------------------------------
+
+
+def _poss(name: str) -> str:
+    """The possessive of a name: "Osswid's", "Captain of archers'"."""
+    return f"{name}'" if name.endswith("s") else f"{name}'s"
 
 
 def _other(side: str) -> str:
@@ -1089,9 +1094,10 @@ def _defence4(slot: Slot, attacker_kind: str | None, state: Mapping[str, Any], s
     return max(0, defence) * quarters
 
 
-def _summary(dice_text: str, purpose: str, faces: Any, **extra: Any) -> dict[str, Any]:
-    """A roll record for many dice at once: every face when there are few, else only the sum."""
-    total = int(np.asarray(faces, dtype=np.int64).sum()) if len(faces) else 0
+def _summary(dice_text: str, purpose: str, faces: Any, total: int | None = None, **extra: Any) -> dict[str, Any]:
+    """A roll record for many dice at once: every face when there are few; ``total`` says what they came to."""
+    if total is None:
+        total = int(np.asarray(faces, dtype=np.int64).sum()) if len(faces) else 0
     shown = [int(f) for f in faces] if len(faces) <= SMALL_PAIR else []
     return {"dice": dice_text, "purpose": purpose, "faces": shown, "modifier": 0, "total": total, **extra}
 
@@ -1125,7 +1131,7 @@ def _fire(
         if cap <= 0:
             return result
         keys = np.asarray(dice.integers(0, KEY_HIGH, eligible, f"{purpose}: who strikes"), dtype=np.int64)
-        result["rolls"].append(_summary(f"{eligible}×0-{KEY_HIGH}", f"who of {eligible:,} may strike ({cap:,} do)", keys, count=eligible))
+        result["rolls"].append(_summary(f"{eligible}×0-{KEY_HIGH}", f"who of {eligible:,} may strike ({cap:,} do)", keys, total=cap, count=eligible))
         chosen = np.argpartition(keys, cap - 1)[:cap] if cap < eligible else np.arange(eligible)
         group_of = np.searchsorted(np.cumsum(counts), chosen, side="right")
         counts = np.bincount(group_of, minlength=len(counts)).astype(np.int64)
@@ -1136,7 +1142,7 @@ def _fire(
         return result
     result["attacks"] = n_attacks
     picks = np.asarray(dice.integers(0, n_slots - 1, n_attacks, f"{purpose}: targets"), dtype=np.int64)
-    result["rolls"].append(_summary(f"{n_attacks}×0-{n_slots - 1}", f"target picks among {n_slots:,}", picks, count=n_attacks))
+    result["rolls"].append(_summary(f"{n_attacks}×0-{n_slots - 1}", f"target picks among {n_slots:,}", picks, total=n_attacks, count=n_attacks))
     bounds = np.cumsum(slot_counts)
     target_of = np.searchsorted(bounds, picks, side="right")
     offsets = picks - (bounds - slot_counts)[target_of]
@@ -1159,7 +1165,7 @@ def _fire(
         )
         if b4 == 0:
             hit[order[lo:hi]] = True
-            result["rolls"].append(_summary(f"{n}×certain", f"{att.labels[g]} against {what} (always hits)", [], count=n, hits=n, needed=0))
+            result["rolls"].append(_summary(f"{n}×certain", f"{att.labels[g]} against {what}: {n} of {n} hit (certain)", [], total=n, count=n, hits=n, needed=0))
             continue
         gcd = math.gcd(a4, b4)
         a, d = a4 // gcd, (a4 + b4) // gcd
@@ -1167,7 +1173,7 @@ def _fire(
         landed = faces <= a
         hit[order[lo:hi]] = landed
         h = int(landed.sum())
-        result["rolls"].append(_summary(f"{n}d{d}", f"{att.labels[g]} against {what} (hit on {a} or less)", faces, count=n, hits=h, needed=a))
+        result["rolls"].append(_summary(f"{n}d{d}", f"{att.labels[g]} against {what} (hit on {a} or less): {h:,} of {n:,} hit", faces, total=h, count=n, hits=h, needed=a))
     result["hits"] = int(hit.sum())
     starts = np.asarray([t.start for t in targets], dtype=np.int64)
     canonical = starts[target_of] + offsets

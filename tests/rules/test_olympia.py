@@ -161,9 +161,9 @@ def test_scripted_battle_hit_by_hit() -> None:
     assert report["data"]["losses"] == {"A": {"knight": 1}, "B": {"pikeman": 2}}
     assert troops(state, "osswid") == {"knight": 1}
     assert troops(state, "brennan") == {}
-    rolls = {r["purpose"].split(": ")[-1]: r for r in report["rolls"]}
-    assert rolls["Osswid's knights against pikemen (hit on 9 or less)"]["faces"] == [9, 13]
-    assert rolls["Brennan's pikemen against knights (hit on 1 or less)"]["dice"] == "2d19"
+    rolls = {r["purpose"]: r for r in report["rolls"]}
+    assert rolls["Osswid's knights against pikemen (hit on 9 or less): 1 of 2 hit"]["faces"] == [9, 13]
+    assert rolls["Brennan's pikemen against knights (hit on 1 or less): 1 of 2 hit"]["dice"] == "2d19"
     totals = report["data"]["totals"]
     assert (totals["A"]["total"], totals["A"]["threshold"]) == (340, 260)
     assert (totals["B"]["total"], totals["B"]["threshold"]) == (160, 105)
@@ -301,7 +301,7 @@ def test_cap_chooses_the_attackers_with_the_smallest_keys() -> None:
     result = _fire(att, targets, 1, state, "A", ScriptedDice([9, 8, 7, 1, 0, 18]), "test")
     assert result["attacks"] == 1 and result["hits"] == 1
     assert [r["purpose"] for r in result["rolls"]] == [
-        "who of 4 may strike (1 do)", "target picks among 1", "knights against soldiers (hit on 18 or less)",
+        "who of 4 may strike (1 do)", "target picks among 1", "knights against soldiers (hit on 18 or less): 1 of 1 hit",
     ]
     assert result["rolls"][0]["faces"] == [9, 8, 7, 1]
 
@@ -654,7 +654,7 @@ def test_targets_are_uniform_over_the_slots_and_never_redirected() -> None:
     targets = [Slot("men", "t", "soldier", 5, 0, start=0), Slot("structure", None, None, 1, 0, start=5)]
     state = {"options": {"terrain": "plain"}, "sides": {"A": {"structure": None}, "B": {"structure": {"kind": "building", "damage": 0, "destroyed": False}}}, "combatants": {}}
     result = _fire(att, targets, None, state, "A", SeededDice("uniform"), "test")
-    per_pair = {r["purpose"].split(" against ")[1].split(" (")[0]: r["count"] for r in result["rolls"] if " against " in r["purpose"]}
+    per_pair = {r["purpose"].split(" against ")[1].split(" (")[0].split(":")[0]: r["count"] for r in result["rolls"] if " against " in r["purpose"]}
     assert abs(per_pair["the structure"] - 10_000) < 4 * math.sqrt(60_000 * (1 / 6) * (5 / 6))
     # every one of the five men was struck many times, but only five can die
     assert len(np.unique(result["hit_index"])) == 5

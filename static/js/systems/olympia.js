@@ -1,0 +1,301 @@
+// Olympia board: each side as bands of rows (front row, back rows) holding the nobles' units with
+// their troop counts, the structure each side fights from with its damage, a strength bar moving
+// toward the side's break line, the GM's phase/round/battle buttons and the battle report.
+// Before the battle the GM (or a noble's player) drags a unit to another row — or taps it and then
+// taps a row on a phone — and the leader's player or the GM sets the break point.
+// Everything shown comes from the server's view; what may be sent comes from view.legal.
+
+// Troop badges: a short mark and a colour family per kind (drawing only; the ratings live on the server).
+const BADGES = {
+  peasant: ["Pe", "levy"], postulant: ["Po", "levy"], worker: ["Wo", "levy"], sailor: ["Sa", "levy"],
+  skirmisher: ["Sk", "foot"], soldier: ["So", "foot"], ninja: ["Ni", "foot"], pirate: ["Pi", "foot"],
+  pikeman: ["Pk", "foot"], fanatic: ["Fa", "foot"], light_foot: ["LF", "foot"], heavy_foot: ["HF", "foot"],
+  angel: ["An", "holy"], cavalier: ["Ca", "horse"], knight: ["Kn", "horse"], paladin: ["Pa", "horse"],
+  light_crossbowman: ["LX", "shot"], heavy_crossbowman: ["HX", "shot"], archer: ["Ar", "shot"],
+  horse_archer: ["HA", "shot"], elite_archer: ["EA", "shot"], catapult: ["Cp", "siege"], battering_ram: ["Rm", "siege"],
+};
+const STRUCTURE_MARKS = { castle: "Castle", tower: "Tower", galley: "Galley", roundship: "Ship", building: "Hall" };
+const PHASES = { volley: "opening volley", special: "special attacks", missile: "missile attacks", melee: "melee" };
+
+let picked = null; // the unit id tapped for a move (phones)
+let previous = {}; // unit id -> {kind: count} of the last view drawn, to flash what fell
+let previousVersion = null;
+let specialDraft = { preset: "dragon_fire", side: "A" };
+
+const fmt = (n) => (typeof n === "number" ? n.toLocaleString("en-GB") : String(n));
+
+export function render(root, view, ctx) {
+  const { h, replace } = ctx.ui;
+  const legal = view.legal || [];
+  const moves = Object.fromEntries(legal.filter((t) => t.type === "set_behind").map((t) => [t.combatant, t]));
+  const breakForms = Object.fromEntries(legal.filter((t) => t.type === "set_break_point").map((t) => [t.side, t]));
+  const structureForms = Object.fromEntries(legal.filter((t) => t.type === "set_structure").map((t) => [t.side, t]));
+  const steps = legal.filter((t) => t.type === "step");
+  const begin = legal.find((t) => t.type === "begin");
+  const addSpecial = legal.find((t) => t.type === "add_special");
+  const removals = Object.fromEntries(legal.filter((t) => t.type === "remove_special").map((t) => [t.special, t]));
+  if (picked && !moves[picked]) picked = null;
+
+  // what fell since the last view (a new version only): unit id -> {kind: lost}
+  const fallen = {};
+  const current = {};
+  for (const side of Object.values(view.sides)) {
+    for (const row of side.rows) {
+      for (const u of row.units) {
+        current[u.id] = Object.fromEntries(u.troops.map((t) => [t.kind, t.count]));
+        current[u.id].noble = u.state === "fighting" ? 1 : 0;
+        const before = previous[u.id];
+        if (before && ctx.version !== previousVersion) {
+          const lost = {};
+          for (const [k, n] of Object.entries(before)) if ((current[u.id][k] || 0) < n) lost[k] = n - (current[u.id][k] || 0);
+          if (Object.keys(lost).length) fallen[u.id] = lost;
+        }
+      }
+    }
+  }
+  previous = current;
+  previousVersion = ctx.version;
+
+  replace(
+    root,
+    h(
+      "div",
+      { class: `ol ol-role-${ctx.role}`, dataset: { status: view.status, round: view.round, phase: view.next_phase || "" } },
+      banner(),
+      controls(),
+      h("div", { class: "ol-field" }, ["A", "B"].filter((s) => view.sides[s]).map((s) => sidePanel(s, view.sides[s]))),
+      specialsPanel(),
+      reportPanel(),
+    ),
+  );
+
+  // --- the banner and the GM's buttons ---------------------------------------------------------
+  function banner() {
+    if (view.status === "ended") {
+      const o = view.outcome || {};
+      return h("div", { class: `ol-banner ol-ended ol-result-${o.result || "over"}`, dataset: { testid: "outcome" } },
+        h("strong", {}, o.text || o.reason || "The battle is over."));
+    }
+    if (view.status === "setup") {
+      return h("div", { class: "ol-banner", dataset: { testid: "stage" } },
+        h("strong", { class: "ol-stage" }, "Deployment"),
+        h("span", { class: "muted" }, ctx.role === "spectator" ? "The armies are taking their places." :
+          "Drag a unit (or tap it, then tap a row) to change its row; set each side's break point; the GM begins the battle."));
+    }
+    const phase = view.next_phase ? PHASES[view.next_phase] : "";
+    return h("div", { class: "ol-banner", dataset: { testid: "stage" } },
+      h("strong", { class: "ol-stage" }, view.round ? `Round ${view.round}` : "Before round 1"),
+      phase ? h("span", {}, `next: ${phase}`) : null,
+      terrainLine());
+  }
+
+  function terrainLine() {
+    const o = view.options || {};
+    const bits = [];
+    if (o.terrain && o.terrain !== "plain") bits.push(o.terrain === "sea" ? "at sea" : o.terrain);
+    if (o.weather && o.weather !== "clear") bits.push(o.weather);
+    if (o.terrain_defence) bits.push("terrain defence");
+    if (o.opening_volley) bits.push("opening volley");
+    if (o.prisoners) bits.push("prisoners");
+    return bits.length ? h("span", { class: "ol-terrain muted" }, bits.join(" · ")) : null;
+  }
+
+  function controls() {
+    if (!begin && !steps.length) return null;
+    const ids = { phase: "step-phase", round: "step-round", battle: "step-battle" };
+    return h("div", { class: "ol-controls button-row" },
+      begin ? h("button", { type: "button", class: "big primary", dataset: { testid: "begin-battle" }, onclick: () => ctx.send({ type: "begin" }) }, begin.label) : null,
+      steps.map((t) => h("button", {
+        type: "button",
+        class: `big ${t.by === "phase" ? "primary" : ""}`,
+        dataset: { testid: ids[t.by] },
+        onclick: () => ctx.send({ type: "step", by: t.by }),
+      }, t.label)));
+  }
+
+  // --- one side ---------------------------------------------------------------------------------
+  function sidePanel(key, side) {
+    const band = (behind, units, label) => rowBand(key, behind, units, label);
+    const rows = side.rows.map((r) => band(r.behind, r.units, r.label));
+    if (Object.values(moves).some((t) => sideOf(t.combatant) === key)) {
+      // empty rows a unit may be moved into (the next back row, and the front row if it is empty)
+      // every empty row up to one past the deepest, so any row order can be built
+      const used = new Set(side.rows.map((r) => r.behind));
+      const deepest = Math.min(9, Math.max(0, ...used) + 1);
+      for (let b = 0; b <= deepest; b += 1) {
+        if (!used.has(b)) rows.splice(b, 0, band(b, [], b === 0 ? "front row" : `back row ${b}`));
+      }
+    }
+    return h("section", { class: `ol-side side-${key.toLowerCase()}${side.broken ? " ol-broken" : ""}`, dataset: { testid: `side-${key}` } },
+      h("header", { class: "ol-side-head" },
+        h("h2", { class: "ol-side-name" }, side.name),
+        side.broken ? h("span", { class: "ol-tag ol-tag-broken" }, "broken") : null),
+      strength(key, side),
+      breakPoint(key, side),
+      structure(key, side),
+      h("div", { class: "ol-rows" }, rows));
+  }
+
+  function sideOf(cid) {
+    for (const [k, side] of Object.entries(view.sides)) {
+      if (side.rows.some((r) => r.units.some((u) => u.id === cid))) return k;
+    }
+    return null;
+  }
+
+  function strength(key, side) {
+    const start = side.start_total || 0;
+    const pct = start > 0 ? Math.max(0, Math.min(100, (100 * side.total) / start)) : 0;
+    const line = start > 0 ? Math.max(0, Math.min(100, (100 * side.threshold) / start)) : 0;
+    const near = pct - line < 10;
+    return h("div", { class: "ol-strength-box" },
+      h("div", {
+        class: `ol-strength${near ? " ol-near" : ""}`,
+        role: "meter",
+        "aria-valuenow": side.total,
+        "aria-valuemax": start,
+        "aria-label": `Strength of side ${key}`,
+        dataset: { testid: `strength-${key}`, total: side.total, threshold: side.threshold },
+      },
+      h("span", { class: "ol-strength-fill", style: { width: `${pct}%` } }),
+      h("span", { class: "ol-break-line", style: { left: `${line}%` }, title: `breaks at ${fmt(side.threshold)}` })),
+      h("div", { class: "ol-strength-text" },
+        h("strong", {}, fmt(side.total)), ` of ${fmt(start)} — breaks at ${fmt(side.threshold)} (${side.break_point}%)`));
+  }
+
+  function breakPoint(key, side) {
+    const form = breakForms[key];
+    if (!form) return null;
+    const input = h("input", { type: "number", min: 0, max: 100, step: 1, value: side.break_point, inputmode: "numeric", "aria-label": `Break point of side ${key}`, dataset: { testid: `break-point-${key}` } });
+    const send = () => {
+      const value = Number(input.value);
+      const decl = { type: "set_break_point", break_point: value };
+      if (form.combatant) decl.combatant = form.combatant; else decl.side = key;
+      ctx.send(decl);
+    };
+    return h("div", { class: "ol-break-form" },
+      h("label", {}, "Break point % ", input),
+      h("button", { type: "button", dataset: { testid: `set-break-point-${key}` }, onclick: send }, "Set"));
+  }
+
+  function structure(key, side) {
+    const s = side.structure;
+    const form = structureForms[key];
+    const box = [];
+    if (s) {
+      const left = Math.max(0, s.destroyed_at - s.damage);
+      box.push(h("div", { class: `ol-structure${s.destroyed ? " ol-destroyed" : ""}`, dataset: { testid: `structure-${key}`, damage: s.damage } },
+        h("span", { class: `ol-structure-icon ol-structure-${s.kind}`, "aria-hidden": "true" }, STRUCTURE_MARKS[s.kind] || "Hall"),
+        h("span", { class: "ol-structure-name" }, s.label, s.destroyed ? " — destroyed" : ""),
+        ctx.ui.bar(left, s.destroyed_at, `damage ${s.damage} of ${s.destroyed_at}`),
+        h("small", { class: "muted" }, `defence +${s.defence} for the first ${fmt(s.shelters)} men`)));
+    }
+    if (form) {
+      const kind = h("select", { "aria-label": `Structure of side ${key}`, dataset: { testid: `structure-kind-${key}` } },
+        form.fields[0].choices.map(([v, label]) => h("option", { value: v, selected: (s ? s.kind : "none") === v }, label)));
+      const damage = h("input", { type: "number", min: 0, max: 99, value: s ? s.damage : 0, "aria-label": "Damage", inputmode: "numeric" });
+      box.push(h("div", { class: "ol-structure-form" }, kind, damage,
+        h("button", { type: "button", onclick: () => ctx.send({ type: "set_structure", side: key, structure: kind.value, damage: Number(damage.value) }) }, "Place")));
+    }
+    return box.length ? h("div", { class: "ol-structure-box" }, box) : null;
+  }
+
+  // --- rows and units ------------------------------------------------------------------------------
+  function rowBand(key, behind, units, label) {
+    const target = picked && sideOf(picked) === key && moves[picked];
+    const accepts = Object.values(moves).some((t) => sideOf(t.combatant) === key);
+    const band = h("div", {
+      class: `ol-row${behind === 0 ? " ol-front" : ""}${target ? " ol-drop-target" : ""}`,
+      dataset: { testid: `row-${key}-${behind}`, behind },
+      ondragover: accepts ? (ev) => { ev.preventDefault(); band.classList.add("ol-drag-over"); } : null,
+      ondragleave: accepts ? () => band.classList.remove("ol-drag-over") : null,
+      ondrop: accepts ? (ev) => {
+        ev.preventDefault();
+        band.classList.remove("ol-drag-over");
+        const cid = ev.dataTransfer.getData("text/plain");
+        if (moves[cid] && sideOf(cid) === key) moveTo(cid, behind);
+      } : null,
+    },
+    h("div", { class: "ol-row-label" }, label[0].toUpperCase() + label.slice(1),
+      target && moves[picked].behind !== behind
+        ? h("button", { type: "button", class: "ol-move-here", dataset: { testid: `move-here-${key}-${behind}` }, onclick: () => moveTo(picked, behind) }, "Move here")
+        : null),
+    h("div", { class: "ol-units" }, units.length ? units.map((u) => unitBlock(u)) : h("span", { class: "muted ol-empty" }, "empty")));
+    return band;
+  }
+
+  function moveTo(cid, behind) {
+    picked = null;
+    if (moves[cid] && moves[cid].behind !== behind) ctx.send({ type: "set_behind", combatant: cid, behind });
+    else render(root, view, ctx);
+  }
+
+  function unitBlock(u) {
+    const movable = Boolean(moves[u.id]);
+    const lost = fallen[u.id] || {};
+    const out = u.state !== "fighting";
+    const block = h("div", {
+      class: `ol-unit${u.mine ? " ol-mine" : ""}${out ? ` ol-out ol-${u.state}` : ""}${picked === u.id ? " ol-picked" : ""}${Object.keys(lost).length ? " ol-hit" : ""}${movable ? " ol-movable" : ""}`,
+      dataset: { testid: `unit-${u.id}`, men: u.men },
+      draggable: movable ? "true" : null,
+      role: movable ? "button" : null,
+      tabindex: movable ? 0 : null,
+      "aria-pressed": movable ? String(picked === u.id) : null,
+      ondragstart: movable ? (ev) => { ev.dataTransfer.setData("text/plain", u.id); ev.dataTransfer.effectAllowed = "move"; } : null,
+      onclick: movable ? () => { picked = picked === u.id ? null : u.id; render(root, view, ctx); } : null,
+      onkeydown: movable ? (ev) => { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); picked = picked === u.id ? null : u.id; render(root, view, ctx); } } : null,
+    },
+    h("div", { class: "ol-unit-head" },
+      h("span", { class: `ol-badge ol-badge-noble${u.leader ? " ol-badge-leader" : ""}`, "aria-hidden": "true" }, u.leader ? "★" : "N"),
+      h("strong", { class: "ol-unit-name" }, u.name),
+      u.leader ? h("span", { class: "ol-tag ol-tag-leader" }, "leader") : null,
+      out ? h("span", { class: `ol-tag ol-tag-${u.state}` }, u.wound ? `${u.state} (${u.wound})` : u.state) : null,
+      lost.noble ? h("span", { class: "ol-fell" }, "✖") : null),
+    h("div", { class: "ol-unit-sub muted" }, `${fmt(u.men)} men · health ${u.health}`),
+    h("ul", { class: "ol-troops" }, u.troops.map((t) => h("li", {
+      class: `ol-troop${t.count === 0 ? " ol-gone" : ""}`,
+      dataset: { testid: `troop-${u.id}-${t.kind}`, count: t.count },
+      title: t.label,
+    },
+    h("span", { class: `ol-badge ol-badge-${(BADGES[t.kind] || ["", "levy"])[1]}`, "aria-hidden": "true" }, (BADGES[t.kind] || [t.kind.slice(0, 2)])[0]),
+    h("span", { class: "ol-count" }, fmt(t.count)),
+    h("span", { class: "ol-kind" }, t.label),
+    lost[t.kind] ? h("span", { class: "ol-fell" }, `−${fmt(lost[t.kind])}`) : null))));
+    return block;
+  }
+
+  // --- special attacks and the report --------------------------------------------------------------
+  function specialsPanel() {
+    const list = view.specials || [];
+    if (!list.length && !addSpecial) return null;
+    const items = list.map((s) => h("li", { class: "ol-special", dataset: { testid: `special-${s.id}` } },
+      h("strong", {}, s.name),
+      ` for side ${s.side}: ${fmt(s.attacks)} attacks at ${s.rating}, ${s.reach === "any" ? "any man" : "front row"}, `,
+      s.rounds ? `${s.used} of ${s.rounds} rounds used` : "every round",
+      removals[s.id] ? h("button", { type: "button", class: "ol-small", onclick: () => ctx.send({ type: "remove_special", special: s.id }) }, "Remove") : null));
+    let form = null;
+    if (addSpecial) {
+      const preset = h("select", { "aria-label": "Special attack", dataset: { testid: "special-preset" }, onchange: (ev) => { specialDraft.preset = ev.target.value; } },
+        (view.special_library || []).map((p) => h("option", { value: p.key, selected: p.key === specialDraft.preset }, `${p.name} (${p.attacks}×${p.rating}, ${p.reach === "any" ? "any man" : "front row"})`)));
+      const side = h("select", { "aria-label": "Fights for", onchange: (ev) => { specialDraft.side = ev.target.value; } },
+        ["A", "B"].map((s) => h("option", { value: s, selected: s === specialDraft.side }, `for side ${s}`)));
+      form = h("div", { class: "ol-special-form button-row" }, preset, side,
+        h("button", { type: "button", dataset: { testid: "add-special" }, onclick: () => ctx.send({ type: "add_special", preset: preset.value, side: side.value }) }, "Add"));
+    }
+    return h("section", { class: "ol-card ol-specials" }, h("h2", {}, "Special attacks"),
+      items.length ? h("ul", {}, items) : h("p", { class: "muted" }, "None: dragons and battle spells go here."), form);
+  }
+
+  function reportPanel() {
+    const reports = (view.report || []).slice().reverse();
+    if (!reports.length) return null;
+    return h("section", { class: "ol-card ol-report", dataset: { testid: "report" } },
+      h("h2", {}, "Battle report"),
+      h("ol", { class: "ol-report-list", reversed: true }, reports.map((r, i) => h("li", { class: i === 0 ? "ol-latest" : "" },
+        h("strong", {}, r.title), h("p", {}, sentence(r.text.slice(r.title.length + 2)))))));
+  }
+
+  function sentence(text) {
+    return text ? text[0].toUpperCase() + text.slice(1) : text;
+  }
+}
