@@ -1,0 +1,454 @@
+// Eclipse Phase 2e board: the grid with tokens, the initiative track, the exchange in progress
+// (target numbers, both d100 results and what they mean, then damage, armour and wounds), the
+// attack builder on the attacker's phone, the defence choice on the defender's phone, pool spending
+// after the roll, and the GM's tools. Every number and every legal choice comes from the server's view.
+
+let selected = null; // token tapped to read its distance from the active combatant
+let moveMode = false; // the acting viewer is picking a square to move to
+let turnKey = ""; // round + active combatant: the builder resets when it changes
+let seenRolls = ""; // the d100 pair last drawn, so dice spin only when they are new
+let builder = freshBuilder();
+let defence = { superior_position: false, pool: "none" };
+let aimChoice = { target: null, complex: false };
+const gm = { combatant: "", label: "", value: -10, applies: "all", lasting: false, condition: "surprised" };
+
+function freshBuilder() {
+  return { target: null, weapon: null, mode: "single", bonus: "damage", pool: "none", visibility: "clear", flags: {} };
+}
+
+function pad(n) {
+  return n === null || n === undefined ? "–" : String(n).padStart(2, "0");
+}
+
+function signed(n) {
+  return n > 0 ? `+${n}` : n < 0 ? `−${-n}` : "±0";
+}
+
+export function render(root, view, ctx) {
+  const { h, replace } = ctx.ui;
+  const list = view.combatants || [];
+  const byId = Object.fromEntries(list.map((c) => [c.id, c]));
+  const legal = view.legal || [];
+  const find = (type, combatant) => legal.find((t) => t.type === type && (combatant === undefined || t.combatant === combatant));
+  const key = `${view.round}:${view.active}`;
+  if (key !== turnKey) {
+    turnKey = key;
+    builder = freshBuilder();
+    moveMode = false;
+    defence = { superior_position: false, pool: "none" };
+  }
+  const moveTemplate = legal.find((t) => t.type === "move" && t.combatant && t.reachable);
+  if (!moveTemplate) moveMode = false;
+  if (selected && !byId[selected]) selected = null;
+  const attackTemplate = find("attack");
+
+  const gridBox = h("div", { class: "ep-grid", dataset: { testid: "ep-grid" }, style: { "--cols": (view.options && view.options.width) || 24 } });
+  const rollSource = view.pending && view.pending.rolls ? view.pending.rolls : view.last_exchange ? { attacker: view.last_exchange.attack, defender: view.last_exchange.defence } : null;
+  const rollKey = rollSource ? JSON.stringify([view.round, view.active, rollSource]) : "";
+  const freshRolls = rollKey !== seenRolls;
+  seenRolls = rollKey;
+  replace(
+    root,
+    h(
+      "div",
+      { class: `ep ep-role-${ctx.role}`, dataset: { status: view.status || "", round: view.round } },
+      banner(),
+      initiativeTrack(),
+      exchangePanel(),
+      actionPanel(),
+      h(
+        "div",
+        { class: "ep-main" },
+        h("div", { class: "ep-board" }, moveMode ? h("p", { class: "ep-hint", dataset: { testid: "ep-move-hint" } },
+          `Tap a highlighted square (up to ${moveTemplate.max_metres} m; ${moveTemplate.base_left} m before it counts as a full move).`) : null,
+        gridBox, distanceLine()),
+        combatantList(),
+      ),
+      gmTools(),
+    ),
+  );
+  drawGrid(gridBox);
+
+  // ---------------------------------------------------------------------------------------
+  function banner() {
+    if (view.status === "ended") {
+      return h("div", { class: "ep-banner ep-ended", dataset: { testid: "outcome" } },
+        h("strong", {}, (view.outcome && view.outcome.text) || "The fight is over."));
+    }
+    const waiting = view.pending ? view.pending.waiting.map((w) => w.text).join(" ") : "";
+    return h(
+      "div",
+      { class: "ep-banner" },
+      h("span", { class: "ep-round" }, `Action turn ${view.round}`),
+      h("span", { class: "ep-now", dataset: { testid: "ep-active" } }, view.active_name ? `Now: ${view.active_name}` : "Nobody can act"),
+      waiting ? h("span", { class: "ep-waiting", dataset: { testid: "ep-waiting" } }, waiting) : null,
+    );
+  }
+
+  function initiativeTrack() {
+    return h(
+      "ol",
+      { class: "ep-track", dataset: { testid: "ep-initiative" }, "aria-label": "initiative order" },
+      (view.order || []).map((o) => h(
+        "li",
+        { class: `ep-track-item ${o.active ? "active" : ""} ${o.done ? "done" : ""} ${o.able ? "" : "out"} side-${String((byId[o.id] || {}).side || "").toLowerCase()}`,
+          dataset: { testid: `ep-init-${o.id}` }, title: `Initiative ${o.score} + d6 ${o.roll}` },
+        h("span", { class: "ep-track-total" }, String(o.total)),
+        h("span", { class: "ep-track-name" }, o.name),
+      )),
+    );
+  }
+
+  // ---------------------------------------------------------------------------------------
+  function d100(result, who, testid) {
+    if (!result) return h("div", { class: "ep-test ep-test-none", dataset: { testid } }, h("span", { class: "ep-test-who" }, who), h("span", { class: "muted" }, "no defence"));
+    const kind = result.critical ? (result.success ? "crit-success" : "crit-failure") : result.success ? "success" : "failure";
+    return h(
+      "div",
+      { class: `ep-test ep-${kind}`, dataset: { testid, roll: result.roll, success: String(result.success), critical: String(result.critical) } },
+      h("span", { class: "ep-test-who" }, who),
+      h("span", { class: `die d100 ep-die ${freshRolls ? "rolling" : ""}` }, pad(result.roll)),
+      h("span", { class: "ep-test-vs" }, `vs ${result.target}`),
+      h("strong", { class: "ep-test-label" }, result.label + (result.pool_use ? ` (after ${result.pool_use === "flip" ? "a swap" : result.pool_use === "upgrade" ? "an upgrade" : "softening"})` : "")),
+    );
+  }
+
+  function exchangePanel() {
+    const p = view.pending;
+    if (p) {
+      const def = p.defence;
+      return h(
+        "section",
+        { class: "ep-card ep-exchange ep-pending", dataset: { testid: "ep-exchange", phase: p.phase } },
+        h("h2", {}, `${p.attacker_name} attacks ${p.defender_name}`),
+        h("p", { class: "ep-weapon" }, `${p.weapon.name} (${p.skill_label}, DV ${p.weapon.dv}${p.weapon.ap ? ", armour-piercing" : ""})`,
+          p.choices.mode !== "single" ? `, ${p.choices.mode === "burst" ? "burst" : "full automatic"}` : "",
+          ` — ${p.metres} m`),
+        h("div", { class: "ep-targets" },
+          h("div", { class: "ep-tn", dataset: { testid: "ep-attack-target" } }, h("span", { class: "ep-tn-label" }, "Attack"), h("span", { class: "ep-tn-value" }, String(p.target))),
+          h("div", { class: "ep-tn", dataset: { testid: "ep-defence-target" } }, h("span", { class: "ep-tn-label" }, "Defence"),
+            h("span", { class: "ep-tn-value" }, def ? String(def.target) : p.phase === "defence" ? "?" : "—"))),
+        h("p", { class: "ep-breakdown muted" }, p.breakdown),
+        def ? h("p", { class: "ep-breakdown muted" }, `${def.skill_label} ${def.skill_value}${def.mods.map((m) => `, ${m.label} ${signed(m.value)}`).join("")}${def.pool ? ", pool +20" : ""}`) : null,
+        p.extra && p.extra.length ? h("p", { class: "ep-extra" }, `Extra damage on a hit: ${p.extra.map((e) => `+${e.dice[0]}d${e.dice[1]} ${e.label}`).join(", ")}`) : null,
+        p.rolls ? h("div", { class: "ep-rolls" }, d100(p.rolls.attacker, p.attacker_name, "ep-att-roll"), d100(p.rolls.defender, p.defender_name, "ep-def-roll")) : null,
+        p.rolls ? h("p", { class: `ep-standing ep-${p.standing}`, dataset: { testid: "ep-standing" } }, p.standing === "hit" ? "As it stands: a hit" : "As it stands: a miss") : null,
+      );
+    }
+    const x = view.last_exchange;
+    if (!x) return null;
+    const a = byId[x.attacker] || { name: "?" };
+    const d = byId[x.defender] || { name: "?" };
+    return h(
+      "section",
+      { class: "ep-card ep-exchange ep-last", dataset: { testid: "ep-exchange", phase: "done", result: x.result } },
+      h("h2", {}, `Last attack: ${a.name} → ${d.name}`, h("span", { class: "muted" }, ` (${x.weapon})`)),
+      h("div", { class: "ep-rolls" }, d100(x.attack, a.name, "ep-att-roll"), d100(x.defence, d.name, "ep-def-roll")),
+      h("p", { class: `ep-standing ep-${x.result}`, dataset: { testid: "ep-result" } },
+        x.result === "hit" ? (x.attack.critical ? "Critical hit: damage doubled" : x.attack.superior ? `Hit with ${x.attack.superior} superior success${x.attack.superior > 1 ? "es" : ""}: +${x.attack.superior}d6` : "Hit") : "Miss"),
+      x.result === "hit" && x.damage !== undefined ? h(
+        "dl",
+        { class: "ep-damage", dataset: { testid: "ep-damage" } },
+        h("dt", {}, "Damage"), h("dd", {}, x.attack.critical ? `${x.damage_rolled} × 2 = ${x.damage}` : String(x.damage)),
+        h("dt", {}, "Armour"), h("dd", {}, String(x.armour)),
+        h("dt", {}, "Gets through"), h("dd", {}, String(x.through)),
+        h("dt", {}, "Wounds"), h("dd", {}, String(x.wounds)),
+        x.som_check ? [h("dt", {}, "SOM check"), h("dd", {}, `${pad(x.som_check.roll)} vs ${x.som_check.target}: ${x.som_check.success ? "stays up" : "goes down"}`)] : null,
+      ) : null,
+    );
+  }
+
+  // ---------------------------------------------------------------------------------------
+  function hpOf(c) {
+    if (c.durability !== undefined) return { current: Math.max(0, c.durability - c.damage), max: c.durability };
+    return { current: Math.round((c.health ? c.health.level : 1) * 100), max: 100 };
+  }
+
+  function drawGrid(box) {
+    const highlights = [];
+    const rings = [];
+    const mps = (view.options && view.options.metres_per_square) || 1;
+    if (moveMode && moveTemplate) {
+      for (const [x, y] of moveTemplate.reachable) highlights.push({ x, y, cls: "ep-reach", label: "move here" });
+      const mover = byId[moveTemplate.combatant];
+      if (mover) rings.push({ x: mover.x, y: mover.y, r: moveTemplate.max_metres / mps, cls: "ep-move-ring", label: `${moveTemplate.max_metres} m` });
+    }
+    if (attackTemplate && builder.target && byId[builder.target]) {
+      highlights.push({ x: byId[builder.target].x, y: byId[builder.target].y, cls: "target", label: "target" });
+    }
+    const gmMove = ctx.role === "gm" && legal.some((t) => t.type === "move" && t.anywhere);
+    ctx.grid.renderGrid(box, {
+      width: view.options.width,
+      height: view.options.height,
+      tokens: list.map((c) => ({
+        id: c.id,
+        x: c.x,
+        y: c.y,
+        label: c.name.replace(/[^A-Za-z0-9]/g, "").slice(0, 3) || c.id,
+        side: c.side,
+        cls: `${c.mine ? "mine" : ""} ${c.conditions.includes("prone") ? "ep-prone" : ""} ${c.full_defence ? "ep-fulldef" : ""}`,
+        title: `${c.name}: ${c.health.label}${c.markers.length ? `; ${c.markers.join(", ")}` : ""}`,
+        badge: c.wounds ? -10 * c.wounds : null,
+        hp: hpOf(c),
+        active: c.id === view.active,
+        selected: c.id === selected,
+        dead: c.state !== "ok",
+      })),
+      highlights,
+      rings,
+      onTokenClick: (id) => {
+        selected = selected === id ? null : id;
+        if (attackTemplate && attackTemplate.targets.some((t) => t.id === id)) builder.target = id;
+        render(root, view, ctx);
+      },
+      onCellClick: (x, y) => {
+        if (!moveMode || !moveTemplate) return;
+        if (!moveTemplate.reachable.some(([rx, ry]) => rx === x && ry === y)) return;
+        moveMode = false;
+        ctx.send({ type: "move", combatant: moveTemplate.combatant, x, y });
+      },
+      canDrag: (id) => gmMove || (moveTemplate && moveTemplate.combatant === id),
+      onDrop: (id, x, y) => ctx.send({ type: "move", combatant: id, x, y }),
+    });
+  }
+
+  function distanceLine() {
+    const dist = view.distances;
+    if (!dist || !selected || selected === dist.from) {
+      return h("p", { class: "ep-distance muted", dataset: { testid: "ep-distance" } }, view.active ? "Tap a token to see its distance from the active combatant." : "");
+    }
+    const row = dist.to[selected];
+    if (!row) return null;
+    const from = byId[dist.from];
+    const weapons = Object.entries(row.weapons || {}).map(([i, b]) => {
+      const w = from && from.weapons ? from.weapons[Number(i)] : `weapon ${i}`;
+      return `${w}: ${b.band} ${signed(b.modifier)}`;
+    });
+    return h(
+      "p",
+      { class: "ep-distance", dataset: { testid: "ep-distance" } },
+      h("strong", {}, `${from ? from.name : "?"} → ${row.name}: ${row.metres} m`),
+      ` (${row.adjacent ? "in melee reach" : row.band})`,
+      weapons.length ? h("span", { class: "ep-distance-weapons" }, ` · ${weapons.join(" · ")}`) : null,
+    );
+  }
+
+  // ---------------------------------------------------------------------------------------
+  function actionPanel() {
+    const parts = [];
+    for (const t of legal.filter((t) => t.type === "defend")) parts.push(defendForm(t));
+    for (const t of legal.filter((t) => t.type === "spend")) parts.push(spendForm(t));
+    for (const t of legal.filter((t) => t.type === "accept")) {
+      parts.push(h("button", { type: "button", class: "big primary ep-accept", dataset: { testid: `ep-accept-${t.combatant}` }, onclick: () => ctx.send({ type: "accept", combatant: t.combatant }) }, t.label));
+    }
+    const cancel = find("cancel_attack");
+    if (cancel) parts.push(h("button", { type: "button", class: "big danger", dataset: { testid: "ep-withdraw" }, onclick: () => ctx.send({ type: "cancel_attack", combatant: cancel.combatant }) }, cancel.label));
+    if (attackTemplate) parts.push(attackForm(attackTemplate));
+    const turnButtons = [];
+    if (moveTemplate) {
+      turnButtons.push(h("button", { type: "button", class: `big ep-move ${moveMode ? "selected" : ""}`, "aria-pressed": String(moveMode), dataset: { testid: "ep-move" },
+        onclick: () => { moveMode = !moveMode; render(root, view, ctx); } }, moveMode ? "Cancel move" : `${moveTemplate.label} (${moveTemplate.max_metres} m left)`));
+    }
+    const stand = find("stand");
+    if (stand) turnButtons.push(h("button", { type: "button", class: "big", dataset: { testid: "ep-stand" }, onclick: () => ctx.send({ type: "stand", combatant: stand.combatant }) }, stand.label));
+    const full = find("full_defence");
+    if (full) turnButtons.push(h("button", { type: "button", class: "big", dataset: { testid: "ep-full-defence" }, onclick: () => ctx.send({ type: "full_defence", combatant: full.combatant }) }, full.label));
+    const end = find("end_turn");
+    if (end) turnButtons.push(h("button", { type: "button", class: "big ep-end", dataset: { testid: "ep-end-turn" }, onclick: () => ctx.send({ type: "end_turn", combatant: end.combatant }) }, end.label));
+    if (turnButtons.length) parts.push(h("div", { class: "button-row ep-turn-buttons" }, turnButtons));
+    const aim = find("aim");
+    if (aim) parts.push(aimForm(aim));
+    if (!parts.length) {
+      if (ctx.role !== "player" || view.status !== "active") return null;
+      const mine = list.filter((c) => c.mine);
+      return h("section", { class: "ep-card ep-actions", dataset: { testid: "ep-actions" } },
+        h("p", { class: "big-text muted" }, mine.length ? `Waiting${view.active_name ? `: ${view.active_name} acts now` : ""}.` : "No combatant of yours is in this fight."));
+    }
+    return h("section", { class: "ep-card ep-actions", dataset: { testid: "ep-actions" } }, parts);
+  }
+
+  function toggle(label, on, onclick, testid) {
+    return h("button", { type: "button", class: `ep-toggle ${on ? "selected" : ""}`, "aria-pressed": String(on), dataset: { testid }, onclick }, label);
+  }
+
+  function poolPicker(choices, value, set, testid) {
+    if (!choices || choices.length < 2) return null;
+    return h("div", { class: "ep-field" }, h("span", { class: "ep-field-label" }, "Pool before the roll"),
+      h("div", { class: "button-row" }, choices.map(([id, label]) => toggle(label, value === id, () => { set(id); render(root, view, ctx); }, `${testid}-${id}`))));
+  }
+
+  function attackForm(t) {
+    const attacker = byId[t.combatant];
+    const targets = t.targets;
+    if (!builder.target || !targets.some((x) => x.id === builder.target)) {
+      const enemy = targets.find((x) => attacker && x.side !== attacker.side) || targets[0];
+      builder.target = enemy ? enemy.id : null;
+    }
+    const usable = t.weapons.filter((w) => w.preview[builder.target]);
+    if (builder.weapon === null || !usable.some((w) => w.index === builder.weapon)) builder.weapon = usable.length ? usable[0].index : null;
+    const weapon = t.weapons.find((w) => w.index === builder.weapon);
+    if (weapon && !weapon.modes.some(([m]) => m === builder.mode)) builder.mode = "single";
+    const preview = weapon ? weapon.preview[builder.target] : null;
+    const shown = t.options.filter((o) => !o.only || (o.only === "melee" && weapon && weapon.skill === "melee") || (o.only === "two_handed" && weapon && weapon.two_handed));
+    const usesBonus = builder.mode !== "single" || (weapon && weapon.skill === "melee" && builder.flags.aggressive);
+    const chosen = shown.filter((o) => o.kind === "bool" && builder.flags[o.name]).map((o) => o.label);
+    if (builder.visibility !== "clear") {
+      const vis = shown.find((o) => o.name === "visibility");
+      const c = vis && vis.choices.find(([id]) => id === builder.visibility);
+      if (c) chosen.push(c[1]);
+    }
+    if (usesBonus) chosen.push(builder.bonus === "accuracy" ? "bonus to hit" : "bonus damage dice");
+    if (builder.pool !== "none") chosen.push("pool +20");
+    const declare = () => {
+      const decl = { type: "attack", combatant: t.combatant, target: builder.target, weapon: builder.weapon, mode: builder.mode, bonus: builder.bonus, pool: builder.pool, visibility: builder.visibility };
+      for (const o of shown) if (o.kind === "bool") decl[o.name] = Boolean(builder.flags[o.name]);
+      ctx.send(decl).then((ack) => { if (ack && ack.ok) builder = freshBuilder(); });
+    };
+    return h(
+      "section",
+      { class: "ep-builder", dataset: { testid: "ep-attack" } },
+      h("h2", {}, t.label),
+      h("div", { class: "ep-field" }, h("span", { class: "ep-field-label" }, "Target"),
+        h("div", { class: "button-row" }, targets.map((x) => toggle(`${x.name} · ${x.metres} m${x.can_defend ? "" : " (cannot defend)"}`, builder.target === x.id,
+          () => { builder.target = x.id; selected = x.id; render(root, view, ctx); }, `ep-target-${x.id}`)))),
+      h("div", { class: "ep-field" }, h("span", { class: "ep-field-label" }, "Weapon"),
+        h("div", { class: "button-row" }, t.weapons.map((w) => h("button", {
+          type: "button", class: `ep-toggle ${builder.weapon === w.index ? "selected" : ""}`, "aria-pressed": String(builder.weapon === w.index),
+          disabled: !w.preview[builder.target], dataset: { testid: `ep-weapon-${w.index}` },
+          onclick: () => { builder.weapon = w.index; render(root, view, ctx); },
+        }, `${w.name} · ${w.skill_label} ${w.skill_value} · DV ${w.dv}${w.ap ? " AP" : ""}${w.skill === "melee" ? "" : ` · ${w.range} m`}`)))),
+      weapon && weapon.modes.length > 1 ? h("div", { class: "ep-field" }, h("span", { class: "ep-field-label" }, "Firing mode"),
+        h("div", { class: "button-row" }, weapon.modes.map(([m, label]) => toggle(label, builder.mode === m, () => { builder.mode = m; render(root, view, ctx); }, `ep-mode-${m}`)))) : null,
+      shown.filter((o) => o.kind === "bool").length ? h("div", { class: "ep-field" }, h("span", { class: "ep-field-label" }, "Situation"),
+        h("div", { class: "button-row" }, shown.filter((o) => o.kind === "bool").map((o) => toggle(o.label, Boolean(builder.flags[o.name]),
+          () => { builder.flags[o.name] = !builder.flags[o.name]; render(root, view, ctx); }, `ep-opt-${o.name}`)))) : null,
+      ...shown.filter((o) => o.kind === "choice" && (o.name !== "bonus" || usesBonus)).map((o) => h("label", { class: "ep-field" }, h("span", { class: "ep-field-label" }, o.label),
+        h("select", { dataset: { testid: `ep-opt-${o.name}` }, onchange: (ev) => { builder[o.name] = ev.target.value; render(root, view, ctx); } },
+          o.choices.map(([id, label]) => h("option", { value: id, selected: builder[o.name] === id }, label))))),
+      poolPicker(t.pools, builder.pool, (v) => { builder.pool = v; }, "ep-pool"),
+      preview ? h("div", { class: "ep-preview", dataset: { testid: "ep-preview" } },
+        h("div", { class: "ep-tn" }, h("span", { class: "ep-tn-label" }, "Target number before options"), h("span", { class: "ep-tn-value" }, String(preview.target))),
+        h("p", { class: "muted" }, preview.mods.length ? preview.mods.map((m) => `${m.label} ${signed(m.value)}`).join(", ") : "no modifiers", ` (${preview.band})`),
+        chosen.length ? h("p", {}, `Your options: ${chosen.join("; ")}. The exact target number shows once declared; you can still withdraw then.`) : null,
+      ) : h("p", { class: "muted" }, "No weapon reaches that target."),
+      h("button", { type: "button", class: "big primary ep-declare", disabled: !preview, dataset: { testid: "ep-declare-attack" }, onclick: declare }, "Declare attack"),
+    );
+  }
+
+  function defendForm(t) {
+    return h(
+      "section",
+      { class: "ep-builder ep-defend", dataset: { testid: "ep-defend" } },
+      h("h2", {}, t.label),
+      h("p", {}, `The attack needs ${t.attack_target} or less.`),
+      h("div", { class: "button-row" }, t.options.map((o) => toggle(o.label, Boolean(defence[o.name]), () => { defence[o.name] = !defence[o.name]; render(root, view, ctx); }, `ep-def-opt-${o.name}`))),
+      poolPicker(t.pools, defence.pool, (v) => { defence.pool = v; }, "ep-def-pool"),
+      h("div", { class: "ep-methods" }, t.methods.map((m) => h("button", {
+        type: "button", class: "big primary ep-method", dataset: { testid: `ep-defend-${m.method}` },
+        onclick: () => ctx.send({ type: "defend", combatant: t.combatant, method: m.method, superior_position: Boolean(defence.superior_position), pool: defence.pool })
+          .then((ack) => { if (ack && ack.ok) defence = { superior_position: false, pool: "none" }; }),
+      }, h("span", {}, m.label), h("span", { class: "ep-method-tn" }, `target ${m.target}${m.mods.length ? ` (${m.mods.map((x) => `${x.label} ${signed(x.value)}`).join(", ")})` : ""}`)))),
+      h("p", { class: "muted" }, "Superior position and a pool point are added by the server when you choose."),
+    );
+  }
+
+  function spendForm(t) {
+    return h(
+      "section",
+      { class: "ep-builder ep-spend", dataset: { testid: `ep-spend-${t.combatant}` } },
+      h("h2", {}, t.label),
+      h("div", { class: "ep-methods" }, t.choices.map((c) => h("button", {
+        type: "button", class: "big ep-spend-choice", dataset: { testid: `ep-spend-${c.pool}-${c.use}` },
+        onclick: () => ctx.send({ type: "spend", combatant: t.combatant, pool: c.pool, use: c.use }),
+      }, c.label))),
+    );
+  }
+
+  function aimForm(t) {
+    if (!aimChoice.target || !t.targets.some((x) => x.id === aimChoice.target)) aimChoice.target = builder.target || t.targets[0].id;
+    return h(
+      "details",
+      { class: "ep-aim" },
+      h("summary", {}, "Aim"),
+      h("label", { class: "ep-field" }, h("span", { class: "ep-field-label" }, "At"),
+        h("select", { onchange: (ev) => { aimChoice.target = ev.target.value; } }, t.targets.map((x) => h("option", { value: x.id, selected: x.id === aimChoice.target }, x.name)))),
+      h("div", { class: "button-row" }, t.complex_choices.map(([complex, label]) => h("button", {
+        type: "button", class: "big", dataset: { testid: complex ? "ep-aim-careful" : "ep-aim-quick" },
+        onclick: () => ctx.send({ type: "aim", combatant: t.combatant, target: aimChoice.target, complex }),
+      }, label))),
+    );
+  }
+
+  // ---------------------------------------------------------------------------------------
+  function combatantList() {
+    return h("section", { class: "ep-card ep-roster", dataset: { testid: "ep-roster" } },
+      h("h2", {}, "Combatants"),
+      list.map((c) => combatantCard(c)));
+  }
+
+  function combatantCard(c) {
+    const numbers = c.durability !== undefined;
+    const health = numbers
+      ? ctx.ui.bar(Math.max(0, c.durability - c.damage), c.durability, `${c.durability - c.damage}/${c.durability} (WT ${c.wound_threshold}, DR ${c.death_rating})`)
+      : ctx.ui.bar(Math.round(c.health.level * 100), 100, c.health.label);
+    return h(
+      "article",
+      { class: `ep-combatant side-${String(c.side).toLowerCase()} ${c.id === view.active ? "active" : ""} ${c.mine ? "mine" : ""} ${c.state !== "ok" ? "out" : ""}`,
+        dataset: { testid: `ep-combatant-${c.id}`, state: c.state, wounds: c.wounds } },
+      h("div", { class: "ep-combatant-head" },
+        h("strong", {}, c.name), h("span", { class: "muted" }, ` ${c.morph} · side ${c.side}`),
+        c.id === view.active ? h("span", { class: "ep-tag ep-tag-now" }, "acting") : null),
+      h("div", { class: "ep-health", dataset: { testid: `ep-health-${c.id}` } }, health),
+      c.markers.length ? h("div", { class: "ep-markers" }, c.markers.map((m) => h("span", { class: "ep-tag" }, m))) : null,
+      c.wounds ? h("div", { class: "ep-wound-mod" }, `${c.wounds} wound${c.wounds > 1 ? "s" : ""}: ${signed(-10 * c.wounds)} to tests, ${signed(-c.wounds)} initiative`) : null,
+      c.pools ? h("div", { class: "ep-pools", dataset: { testid: `ep-pools-${c.id}` } }, `Flex ${c.pools.flex}/${c.pools_max.flex} · Vigor ${c.pools.vigor}/${c.pools_max.vigor}`) : null,
+      c.fray !== undefined ? h("div", { class: "ep-stats muted" },
+        `Fray ${c.fray} · Melee ${c.melee} · Guns ${c.guns} · Athletics ${c.athletics} · SOM check ${c.som_check} · armour E${c.energy_armour}/K${c.kinetic_armour} · move ${c.base_move}/${c.full_move} m`) : null,
+      c.modifiers && c.modifiers.length ? h("div", { class: "ep-mods" }, c.modifiers.map((m) => h("span", { class: "ep-tag" }, `${m.label} ${signed(m.value)}${m.lasting ? "" : " (next)"}`))) : null,
+      h("div", { class: "ep-weapons muted" }, c.weapons.join(" · ")),
+    );
+  }
+
+  // ---------------------------------------------------------------------------------------
+  function gmTools() {
+    if (ctx.role !== "gm") return null;
+    const tools = [];
+    const advance = find("advance");
+    if (advance) tools.push(h("button", { type: "button", class: "big primary", dataset: { testid: "ep-advance" }, onclick: () => ctx.send({ type: "advance" }) }, advance.label));
+    const mod = find("modifier");
+    const cond = find("condition");
+    const reveal = find("reveal");
+    const clear = find("clear_modifiers");
+    if (!mod && !cond && !reveal && !tools.length) return null;
+    const ids = mod ? mod.combatants : [];
+    if (!gm.combatant || !ids.some(([id]) => id === gm.combatant)) gm.combatant = (view.pending && view.pending.attacker) || view.active || (ids[0] && ids[0][0]) || "";
+    const who = h("select", { dataset: { testid: "ep-gm-combatant" }, onchange: (ev) => { gm.combatant = ev.target.value; } },
+      ids.map(([id, name]) => h("option", { value: id, selected: id === gm.combatant }, name)));
+    if (mod) {
+      tools.push(h("div", { class: "ep-gm-row" },
+        h("label", { class: "ep-field" }, h("span", { class: "ep-field-label" }, "Combatant"), who),
+        h("label", { class: "ep-field" }, h("span", { class: "ep-field-label" }, "Label"),
+          h("input", { type: "text", maxlength: 40, value: gm.label, placeholder: "e.g. behind cover", dataset: { testid: "ep-gm-label" }, oninput: (ev) => { gm.label = ev.target.value; } })),
+        h("label", { class: "ep-field" }, h("span", { class: "ep-field-label" }, "Value"),
+          h("input", { type: "number", min: mod.min, max: mod.max, step: 5, value: gm.value, dataset: { testid: "ep-gm-value" }, oninput: (ev) => { gm.value = Number(ev.target.value); } })),
+        h("label", { class: "ep-field" }, h("span", { class: "ep-field-label" }, "On"),
+          h("select", { onchange: (ev) => { gm.applies = ev.target.value; } }, mod.applies.map(([id, label]) => h("option", { value: id, selected: id === gm.applies }, label)))),
+        h("label", { class: "ep-check" }, h("input", { type: "checkbox", checked: gm.lasting, onchange: (ev) => { gm.lasting = ev.target.checked; } }), " lasting"),
+        h("button", { type: "button", class: "big", dataset: { testid: "ep-gm-add-modifier" },
+          onclick: () => ctx.send({ type: "modifier", combatant: gm.combatant, label: gm.label, value: gm.value, applies: gm.applies, lasting: gm.lasting }) }, "Add modifier"),
+        clear ? h("button", { type: "button", onclick: () => ctx.send({ type: "clear_modifiers", combatant: gm.combatant }) }, "Clear modifiers") : null,
+      ));
+    }
+    if (cond) {
+      tools.push(h("div", { class: "ep-gm-row" },
+        h("label", { class: "ep-field" }, h("span", { class: "ep-field-label" }, "Condition"),
+          h("select", { dataset: { testid: "ep-gm-condition" }, onchange: (ev) => { gm.condition = ev.target.value; } }, cond.conditions.map(([id, label]) => h("option", { value: id, selected: id === gm.condition }, label)))),
+        h("button", { type: "button", class: "big", dataset: { testid: "ep-gm-condition-on" }, onclick: () => ctx.send({ type: "condition", combatant: gm.combatant, condition: gm.condition, on: true }) }, "Set"),
+        h("button", { type: "button", class: "big", dataset: { testid: "ep-gm-condition-off" }, onclick: () => ctx.send({ type: "condition", combatant: gm.combatant, condition: gm.condition, on: false }) }, "Clear"),
+      ));
+    }
+    if (reveal) tools.push(h("button", { type: "button", class: "big", dataset: { testid: "ep-gm-reveal" }, onclick: () => ctx.send({ type: "reveal", on: reveal.on }) }, reveal.label));
+    tools.push(h("p", { class: "muted" }, "Drag any token to place it. You can act and defend for every combatant from the panel above."));
+    return h("details", { class: "ep-card ep-gm", open: true, dataset: { testid: "ep-gm-tools" } }, h("summary", {}, "GM tools"), tools);
+  }
+}
