@@ -54,6 +54,7 @@ def create_app(config: Config | None = None, **overrides: Any) -> Flask:
         app,
         async_mode=config.async_mode,
         message_queue=config.message_queue,
+        channel=config.message_queue_channel,
         cors_allowed_origins=config.cors_allowed_origins,
         max_http_buffer_size=config.max_payload_bytes,
         logger=False,

@@ -23,6 +23,8 @@ class Config:
     database_url: str = ""
     secret_key: str = ""
     message_queue: str | None = None
+    #: the message queue's channel: processes of one board share it, other boards on the same Redis must not
+    message_queue_channel: str = "flask-socketio"
     async_mode: str = "threading"
     public_url: str | None = None
     testing: bool = False
@@ -54,6 +56,7 @@ def load_config(**overrides: object) -> Config:
         database_url=env.get("DATABASE_URL", ""),
         secret_key=env.get("BATTLEBOARD_SECRET_KEY", env.get("SECRET_KEY", "")),
         message_queue=env.get("BATTLEBOARD_MESSAGE_QUEUE") or env.get("REDIS_URL") or None,
+        message_queue_channel=env.get("BATTLEBOARD_MESSAGE_QUEUE_CHANNEL") or "flask-socketio",
         async_mode=env.get("BATTLEBOARD_ASYNC_MODE", "threading"),
         public_url=env.get("BATTLEBOARD_PUBLIC_URL") or None,
     )
