@@ -60,7 +60,8 @@ THRESHOLD_VALUES = dict(THRESHOLDS)
 
 COMBAT_DECLARATIONS = frozenset({"attack", "shoot", "move", "draw", "pass", "custom_action"})
 GM_TOOLS = frozenset(
-    {"check", "contest", "heal", "cure", "bless", "repair", "adjust", "place", "disarm", "custom_action"}
+    {"check", "contest", "heal", "cure", "bless", "repair", "adjust", "place", "disarm", "custom_action",
+     "computer_turn"}
 )
 KNOWN_DECLARATIONS = COMBAT_DECLARATIONS | GM_TOOLS
 
@@ -685,6 +686,13 @@ class BattlesAndBalances(RuleSystem):
         return [event("combatant.placed", f"The GM puts {c['name']} at column {x + 1}, row {y + 1}.",
                       combatant=c["id"], x=x, y=y)]
 
+    def _do_computer_turn(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource) -> list[Event]:
+        """Let the computer play the current turn (after the GM handed the acting character to it)."""
+        actor = state["actor"]
+        if state["status"] != "active" or not actor or state["combatants"][actor]["controller"] != "computer":
+            raise IllegalDeclaration("the character acting now is not played by the computer")
+        return _computer_turns(state, dice)
+
     def _do_disarm(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource) -> list[Event]:
         c = self._gm_target(state, d)
         if not c["weapon"] or not c["weapon_drawn"]:
@@ -739,6 +747,9 @@ class BattlesAndBalances(RuleSystem):
             c = state["combatants"][actor]
             if viewer.is_gm or c["controller"] == "seat":
                 out += _actions_for(state, c, viewer)
+            if viewer.is_gm and c["controller"] == "computer":
+                out.append({"type": "computer_turn", "label": f"Let the computer play {c['name']}", "tool": True,
+                            "fields": []})
         if viewer.is_gm:
             out += _gm_templates(state)
         return out

@@ -873,3 +873,15 @@ def test_the_trooper_is_only_a_little_slower():
     acts = Counter(e["combatant"] for e in line if e["kind"] == "act")
     assert acts["trooper"] < acts["vasyl"]
     assert acts["trooper"] / acts["vasyl"] > 0.9
+
+
+def test_a_character_handed_to_the_computer_mid_turn():
+    state = duel()
+    handed, _ = BB.assign(state, "vasyl", "computer", None)
+    assert any(t["type"] == "computer_turn" for t in BB.view_for(handed, GM)["legal"])
+    new, events = act(handed, {"type": "computer_turn"}, [8, 8, 8, 8, 1, 1, 6, 12, 12, 1, 1])
+    assert events[0]["type"] == "attack.hit" and new["actor"] == "trooper"
+    with pytest.raises(IllegalDeclaration):
+        act(state, {"type": "computer_turn"})
+    with pytest.raises(NotPermitted):
+        BB.authorize(handed, {"type": "computer_turn"}, Viewer.player("s1"))
