@@ -51,6 +51,7 @@ VISIBILITY = {
     "minor": ("minor impairment (glare, light smoke, dim light)", -10),
     "major": ("major impairment (heavy smoke, darkness)", -20),
     "blind": ("blind attack", -30),
+    "blind_chance": ("blind attack, 50% miss chance instead", 0),
 }
 MODES = {"single": "single shot", "burst": "burst fire", "full_auto": "full automatic"}
 #: (accuracy bonus, extra damage dice) for each firing mode / melee style, depending on the chosen bonus
@@ -248,6 +249,11 @@ def _metres(state: Mapping[str, Any], a: Mapping[str, Any], b: Mapping[str, Any]
     return round(_distance_squares(a, b) * state["options"]["metres_per_square"], 2)
 
 
+def _count(n: int, word: str) -> str:
+    """``_count(2, "wound")`` -> ``'2 wounds'``."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}es" if word.endswith("s") else f"{n} {word}s"
+
+
 def _signed(value: int) -> str:
     return f"{value:+d}"
 
@@ -268,7 +274,7 @@ class EclipsePhase(RuleSystem):
     id = "eclipse-phase"
     name = "Eclipse Phase 2e"
     summary = "Initiative order, opposed d100 tests with superior and critical results, wounds, on a grid."
-    gm_declarations = frozenset({"modifier", "clear_modifiers", "condition", "reveal", "advance"})
+    gm_declarations = frozenset({"modifier", "clear_modifiers", "condition", "reveal", "advance", "adjust"})
     max_combatants = 24
 
     # --- forms -----------------------------------------------------------------------------
@@ -394,7 +400,8 @@ class EclipsePhase(RuleSystem):
                 "−10 more for each further multiple of it. Full move −20, charging (melee after moving) −10 "
                 "instead and +1d6 damage, aggressive melee +10 or +1d10 damage but −10 to your own defences "
                 "until your next turn, burst +10 or +1d10 damage, full automatic +30 or +2d10 damage, superior "
-                "position +20, called shot −10, two-handed weapon in one hand −20, target size, visibility, "
+                "position +20, called shot −10, two-handed weapon in one hand −20, target size, visibility (a blind "
+                "attack takes −30, or instead a 50% chance to miss rolled after a hit), "
                 "−10 per wound and trauma, quick aim +10, careful aim +30 on the next turn. The GM may add a "
                 "labelled modifier. All modifiers together are capped at ±60.")},
             {"title": "Damage and wounds", "text": (
@@ -408,7 +415,9 @@ class EclipsePhase(RuleSystem):
             {"title": "GM tools", "text": (
                 "The GM can drag any token, act and defend for anyone, add a labelled modifier to a "
                 "combatant's next attack or defence (or a lasting one), mark a combatant surprised, knocked "
-                "down or unconscious, and reveal everyone's Durability numbers. Option: metres per square.")},
+                "down or unconscious, correct damage and wounds, let computer-played combatants act, and "
+                "reveal everyone's Durability numbers. Options: metres per square, grid size, Durability "
+                "numbers shown to all (off by default).")},
         ]
 
     def validate_combatant(self, data: Any, index: int = 0) -> dict[str, Any]:
@@ -613,8 +622,8 @@ class EclipsePhase(RuleSystem):
         mods = []
         hurt = c["wounds"] + c["traumas"]
         if hurt:
-            mods.append({"label": f"{c['wounds']} wound(s), {c['traumas']} trauma(s)"
-                         if c["traumas"] else f"{c['wounds']} wound(s)", "value": -WOUND_PENALTY * hurt})
+            label = ", ".join(_count(n, w) for n, w in ((c["wounds"], "wound"), (c["traumas"], "trauma")) if n)
+            mods.append({"label": label, "value": -WOUND_PENALTY * hurt})
         for m in c["modifiers"]:
             if m["applies"] in (kind, "all"):
                 mods.append({"label": m["label"], "value": m["value"], "gm": True})
@@ -1080,9 +1089,20 @@ class EclipsePhase(RuleSystem):
             events.append(event("attack.missed", f"{a['name']} misses {t['name']}: {why}.",
                                 attacker=a["id"], defender=t["id"]))
             return
+        if p["choices"]["visibility"] == "blind_chance":
+            chance = dice.randint(0, 99, f"{a['name']} blind attack (miss on 00-49)")
+            exchange["blind_roll"] = chance.total
+            if chance.total < 50:
+                exchange["result"] = "miss"
+                events.append(event("attack.missed", f"{a['name']} strikes blindly and misses {t['name']} "
+                                    f"(rolled {chance.total:02d}, needed 50 or more).", rolls=[chance],
+                                    attacker=a["id"], defender=t["id"]))
+                return
+            events.append(event("chance.passed", f"The blind attack finds its mark (rolled {chance.total:02d}).",
+                                rolls=[chance], attacker=a["id"]))
         crit = ar["critical"]
         what = "critical hit" if crit else ("hit" if not ar["superior"] else
-                                            f"hit with {ar['superior']} superior success(es)")
+                                            f"hit with {_count(ar['superior'], 'superior success')}")
         events.append(event("attack.hit", f"{a['name']} scores a {what} on {t['name']}.",
                             attacker=a["id"], defender=t["id"], critical=crit, superior=ar["superior"]))
         count, sides, bonus = parse_dv(p["weapon"]["dv"])
@@ -1110,7 +1130,7 @@ class EclipsePhase(RuleSystem):
         else:
             parts.append(f"{kind} armour {armour}" + (f" (halved from {armour_full})" if p["weapon"]["ap"] else ""))
         text = f"Damage to {t['name']}: {'; '.join(parts)}; {through} gets through"
-        text += f", {wounds} wound(s)." if wounds else "."
+        text += f", {_count(wounds, 'wound')}." if wounds else "."
         exchange.update({"damage_rolled": rolled, "damage": total, "armour": armour, "through": through,
                          "wounds": wounds})
         events.append(event("damage.dealt", text, rolls=rolls, combatant=t["id"], rolled=rolled, total=total,
@@ -1192,6 +1212,26 @@ class EclipsePhase(RuleSystem):
             if on and state["active"] == c["id"] and state["pending"] is None:
                 self._end_turn(state, dice, events)
             self._check_end(state, events)
+
+    def _do_adjust(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
+                   events: list[Event]) -> None:
+        """GM correction: set a combatant's damage and wounds (healing, a mistake, an effect off the board)."""
+        c = self._combatant(state, d)
+        if state["pending"] is not None:
+            raise IllegalDeclaration("finish the attack in progress first")
+        damage, wounds = self._int(d, "damage"), self._int(d, "wounds")
+        if not (0 <= damage <= 999 and 0 <= wounds <= 99):
+            raise InvalidDeclaration("damage must be 0 to 999 and wounds 0 to 99")
+        c["damage"], c["wounds"] = damage, wounds
+        before = c["state"]
+        c["state"] = "dead" if damage >= c["death_rating"] else "incapacitated" if damage >= c["durability"] else "ok"
+        text = f"GM sets {c['name']} to {damage} damage and {_count(wounds, 'wound')}"
+        if c["state"] != before:
+            text += f" ({c['state'] if c['state'] != 'ok' else 'back in the fight'})"
+        events.append(event("combatant.adjusted", text + ".", combatant=c["id"], damage=damage, wounds=wounds))
+        if state["active"] == c["id"] and not _able(c):
+            self._end_turn(state, dice, events)
+        self._check_end(state, events)
 
     def _do_reveal(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                    events: list[Event]) -> None:
@@ -1342,7 +1382,7 @@ class EclipsePhase(RuleSystem):
         public["health"] = self._coarse(c)
         public["mine"] = viewer.controls(state, c["id"]) and not viewer.is_gm
         public["initiative_total"] = state["initiative"].get(c["id"], {}).get("total")
-        public["markers"] = ([f"{c['wounds']} wound(s)"] if c["wounds"] else []) + [
+        public["markers"] = ([_count(c["wounds"], "wound")] if c["wounds"] else []) + [
             CONDITIONS[k] for k in c["conditions"]] + (["full defence"] if c["full_defence"] else [])
         if self._sees_numbers(state, viewer, c["id"]) or state["reveal_health"]:
             public.update({k: c[k] for k in ("damage", "durability", "wound_threshold", "death_rating")})
@@ -1544,6 +1584,8 @@ class EclipsePhase(RuleSystem):
              "applies": [["all", "attack and defence"], ["attack", "attack"], ["defence", "defence"]],
              "min": -60, "max": 60},
             {"type": "clear_modifiers", "label": "Clear a combatant's extra modifiers", "combatants": ids},
+            {"type": "adjust", "label": "Set damage and wounds", "combatants": ids,
+             "current": {cid: [c["damage"], c["wounds"]] for cid, c in state["combatants"].items()}},
             {"type": "condition", "label": "Set or clear a condition", "combatants": ids,
              "conditions": [[k, v] for k, v in CONDITIONS.items()]},
             {"type": "reveal", "label": "Hide Durability numbers" if state["reveal_health"]

@@ -821,3 +821,31 @@ def test_a_combatant_handed_to_the_computer_acts_when_the_gm_advances():
     assert not any(t["type"] == "advance" for t in EP.view_for(state, GM)["legal"])
     with pytest.raises(IllegalDeclaration):
         play(state, {"type": "advance"}, GM)
+
+
+def test_blind_attack_with_a_miss_chance_instead_of_the_penalty():
+    state = duel()
+    s1, _ = attack(state, visibility="blind_chance")
+    assert s1["pending"]["target"] == 50  # no -30 with the miss chance
+    s1, events = exchange(state, 20, 90, [49], attack_kw={"visibility": "blind_chance"})
+    assert types(events)[-1] == "attack.missed" and events[-1]["rolls"][0]["faces"] == [49]
+    s2, events = exchange(state, 20, 90, [50, 3, 3], attack_kw={"visibility": "blind_chance"})
+    assert "chance.passed" in types(events) and s2["combatants"]["d"]["damage"] == 6
+
+
+def test_gm_corrects_damage_and_wounds():
+    state = duel()
+    state, events = play(state, {"type": "adjust", "combatant": "d", "damage": 45, "wounds": 3}, GM)
+    assert state["combatants"]["d"]["state"] == "incapacitated" and state["status"] == "ended"
+    assert "incapacitated" in events[0]["text"]
+    with pytest.raises(NotPermitted):
+        EP.authorize(duel(), {"type": "adjust", "combatant": "d", "damage": 0, "wounds": 0}, SD)
+    with pytest.raises(InvalidDeclaration):
+        play(duel(), {"type": "adjust", "combatant": "d", "damage": -1, "wounds": 0}, GM)
+
+
+def test_event_texts_read_well():
+    state = duel(att={"guns": 80})
+    state, events = exchange(state, 70, 90, [5, 5, 6, 6, 10], attack_kw={"weapon": 2})
+    texts = " ".join(e["text"] for e in events)
+    assert "2 superior successes" in texts and "3 wounds" in texts and "(es)" not in texts
