@@ -16,9 +16,11 @@ Order in which a phase uses the dice (what a test must script, side A's attacks 
 1. if the attacks of a side are capped: one key per eligible attacker (``0 .. 2**62-1``); the
    attackers with the smallest keys strike;
 2. one target pick per attack (``0 .. T-1`` over the target slots, in slot order);
-3. one hit roll per attack, grouped by (attacker group, target slot): a roll of ``1 .. a+b`` hits
-   on ``a`` or less, where ``a : b`` is the attack : defence ratio in lowest terms. A certain hit
-   (defence 0) is not rolled;
+3. one hit roll per attack: a roll of ``1 .. d`` hits on ``a`` or less, where ``a : d`` is
+   attack : (attack + defence) in lowest terms. The rolls come in batches of equal odds, the
+   batches in the order of their first attack, each batch in attack order (attackers in unit
+   order, each unit's noble first, then his troops in table order). A certain hit (defence 0) is
+   not rolled;
 4. after both sides: one wound roll (1-100) per noble who was hit, then the damage rolls (5-10)
    of the siege engines that struck a structure.
 
@@ -139,6 +141,7 @@ PHASE_WORDS = {
     "melee": "melee",
 }
 KEY_HIGH = 2**62 - 1  # range of the random keys that choose who strikes when attacks are capped
+PAIR_RECORDS = 48  # more (attacker group, target) pairs than this in one strike: records per kind instead
 SMALL_PAIR = 40  # a pair of (attacker group, target) with at most this many rolls shows every face
 REPORT_KEEP = 12  # phase reports kept in the state (the events hold them all)
 MAX_ROUNDS_PER_STEP = 10_000
@@ -304,9 +307,15 @@ class Olympia(RuleSystem):
             )},
             {"title": "This board's own choices", "text": (
                 "Catapults and battering rams are not in the printed table: here they fight with "
-                "attack 10 and defence 10. Structure defence is added after the pikemen's doubling "
-                "and before the terrain multiplier. Values used for the break point include the "
-                "pirates', mounted troops' and weather changes but not shelter or terrain defence."
+                "attack 10 and defence 10, and their 5-10 damage applies to any structure. An attack "
+                "on a structure is rolled against the structure's own defence (0 means a sure hit); "
+                "terrain does not change it. Shelter goes to the front row first, each noble before "
+                "his men. Structure defence is added after the pikemen's doubling and before the "
+                "terrain multiplier. The melee cap counts targetable men and nobles, not the "
+                "structure. Special attacks that reach any man may also strike the structure. Values "
+                "used for the break point include the pirates', mounted troops' and weather changes "
+                "but not shelter or terrain defence. If a whole round passes with nobody able to "
+                "strike, the battle ends in a tie."
             )},
         ]
 
@@ -1148,32 +1157,64 @@ def _fire(
     offsets = picks - (bounds - slot_counts)[target_of]
     attacker_of = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
     n_targets = len(targets)
+    # the odds of every attack: attack x4 of its attacker against the defence x4 of its target slot
+    # (a pikeman's defence doubles against a mounted attacker), in lowest terms a : d
+    mounted = np.asarray([k in KIND and KIND[k].mounted for k in att.kinds], dtype=bool)
+    b4_plain = np.asarray([_defence4(t, None, state, enemy) for t in targets], dtype=np.int64)
+    b4_mounted = np.asarray([_defence4(t, "knight", state, enemy) for t in targets], dtype=np.int64)
+    a4 = np.asarray(att.a4, dtype=np.int64)[attacker_of]
+    b4 = np.where(mounted[attacker_of], b4_mounted[target_of], b4_plain[target_of])
+    gcd = np.gcd(a4, b4)
+    a_of, d_of = a4 // gcd, (a4 + b4) // gcd
+    hit = b4 == 0  # no defence at all: a certain hit, not rolled
+    faces_of = np.zeros(n_attacks, dtype=np.int64)
+    rolled = ~hit
+    if rolled.any():
+        # one batch of rolls per distinct odds, the batches in the order their first attack comes
+        key = a_of * (int(d_of.max()) + 1) + d_of
+        key[~rolled] = -1
+        keys, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        order = np.argsort(inverse, kind="stable")
+        bounds = np.cumsum(np.bincount(inverse, minlength=len(keys)))
+        for u in sorted(range(len(keys)), key=lambda i: int(first[i])):
+            if keys[u] < 0:
+                continue
+            members = order[(bounds[u - 1] if u else 0):bounds[u]]
+            a, d = int(a_of[members[0]]), int(d_of[members[0]])
+            faces = np.asarray(dice.integers(1, d, len(members), f"{purpose}: hits at {a} in {d}"), dtype=np.int64)
+            faces_of[members] = faces
+            hit[members] = faces <= a
+    # the roll records: per attacker group and target when there are few pairs, else per kind of attacker
     pair = attacker_of * n_targets + target_of
-    order = np.argsort(pair, kind="stable")
-    sorted_pairs = pair[order]
-    uniq, first = np.unique(sorted_pairs, return_index=True)
-    ends = np.append(first[1:], len(sorted_pairs))
-    hit = np.zeros(n_attacks, dtype=bool)
-    for p, lo, hi in zip(uniq.tolist(), first.tolist(), ends.tolist(), strict=True):
-        g, j = divmod(p, n_targets)
+    pairs = np.unique(pair)
+    if len(pairs) <= PAIR_RECORDS:
+        groups = [(pair == p, int(p) // n_targets, int(p) % n_targets) for p in pairs.tolist()]
+    else:
+        by_kind: dict[str, list[int]] = {}
+        for g, k in enumerate(att.kinds):
+            by_kind.setdefault(str(k), []).append(g)
+        groups = [(np.isin(attacker_of, gs), gs[0], None) for gs in by_kind.values()]
+    for mask, g, j in groups:
+        n = int(mask.sum())
+        h = int(hit[mask].sum())
+        if j is None:
+            label = att.labels[g] if att.kinds[g] is None else ("nobles" if att.kinds[g] == "noble" else KIND[str(att.kinds[g])].many)
+            result["rolls"].append(_summary(f"{n:,} rolls", f"{label}: {h:,} of {n:,} hit", [], total=h, count=n, hits=h))
+            continue
         target = targets[j]
-        a4 = att.a4[g]
-        b4 = _defence4(target, att.kinds[g], state, enemy)
-        n = hi - lo
         what = "the structure" if target.what == "structure" else (
-            state["combatants"][target.unit]["name"] if target.what == "noble" else KIND[target.kind].many
+            state["combatants"][target.unit]["name"] if target.what == "noble" else KIND[str(target.kind)].many
         )
-        if b4 == 0:
-            hit[order[lo:hi]] = True
+        first_attack = int(np.argmax(mask))
+        if not rolled[first_attack]:
             result["rolls"].append(_summary(f"{n}×certain", f"{att.labels[g]} against {what}: {n} of {n} hit (certain)", [], total=n, count=n, hits=n, needed=0))
             continue
-        gcd = math.gcd(a4, b4)
-        a, d = a4 // gcd, (a4 + b4) // gcd
-        faces = np.asarray(dice.integers(1, d, n, f"{purpose}: {att.labels[g]} against {what}"), dtype=np.int64)
-        landed = faces <= a
-        hit[order[lo:hi]] = landed
-        h = int(landed.sum())
-        result["rolls"].append(_summary(f"{n}d{d}", f"{att.labels[g]} against {what} (hit on {a} or less): {h:,} of {n:,} hit", faces, total=h, count=n, hits=h, needed=a))
+        a, d = int(a_of[first_attack]), int(d_of[first_attack])
+        result["rolls"].append(_summary(
+            f"{n}d{d}", f"{att.labels[g]} against {what} (hit on {a} or less): {h:,} of {n:,} hit",
+            faces_of[mask], total=h, count=n, hits=h, needed=a,
+        ))
     result["hits"] = int(hit.sum())
     starts = np.asarray([t.start for t in targets], dtype=np.int64)
     canonical = starts[target_of] + offsets

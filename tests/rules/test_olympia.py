@@ -736,3 +736,20 @@ def test_battles_always_lose_strength_and_end(a, b, behind_a, behind_b, structur
         steps += 1
     assert state["status"] == "ended"
     assert state["outcome"]["result"] in ("win", "tie")
+
+
+def test_many_groups_keep_the_event_small_and_the_phase_fast() -> None:
+    kinds = [k for k in KIND if not KIND[k].siege]
+    lineup = [
+        noble(f"{side}{i}", side, behind=0 if i < 8 else 1, **{k: 30 for k in kinds})
+        for side in "AB" for i in range(12)
+    ]
+    state, _ = start(lineup, {"structure_b": "castle"})
+    state, events = SYSTEM.apply(state, {"type": "step", "by": "round"}, GM, SeededDice("wide"))
+    for e in of_type(events, "phase.resolved"):
+        assert len(e["rolls"]) <= 2 * (len(kinds) + 3)
+        attacks = sum(s["attacks"] for s in e["data"]["strikes"])
+        hits = sum(s["hits"] for s in e["data"]["strikes"])
+        assert sum(r.get("count", 0) for r in e["rolls"] if r["purpose"].endswith("hit")) == attacks
+        assert sum(r.get("hits", 0) for r in e["rolls"] if r["purpose"].endswith("hit")) == hits
+    assert len(json.dumps(events)) < 100_000
