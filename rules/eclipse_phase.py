@@ -40,16 +40,16 @@ POOLS = ("flex", "vigor")
 POOL_LABELS = {"flex": "Flex", "vigor": "Vigor"}
 
 SIZES = {
-    "very_small": ("very small (mouse, insect)", -30),
-    "small": ("small (child-sized)", -10),
+    "very_small": ("tiny (insect or mouse size)", -30),
+    "small": ("small (about a child's size)", -10),
     "medium": ("human-sized", 0),
-    "large": ("large (car-sized)", 10),
-    "very_large": ("very large (side of a barn)", 30),
+    "large": ("large (about a car's size)", 10),
+    "very_large": ("huge (a wall-sized mark)", 30),
 }
 VISIBILITY = {
     "clear": ("clear", 0),
-    "minor": ("minor impairment (glare, light smoke, dim light)", -10),
-    "major": ("major impairment (heavy smoke, darkness)", -20),
+    "minor": ("poor sight: glare, thin smoke or low light", -10),
+    "major": ("bad sight: thick smoke or darkness", -20),
     "blind": ("blind attack", -30),
     "blind_chance": ("blind attack, 50% miss chance instead", 0),
 }

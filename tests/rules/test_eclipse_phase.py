@@ -493,8 +493,8 @@ def test_target_size_visibility_and_superior_position():
     state = duel(dfn={"size": "large"}, gap=5)
     state, _ = attack(state, visibility="major", superior_position=True)
     labels = {m["label"]: m["value"] for m in state["pending"]["mods"]}
-    assert labels["target large (car-sized)"] == 10 and labels["superior position"] == 20
-    assert labels["major impairment (heavy smoke, darkness)"] == -20
+    assert labels["target large (about a car's size)"] == 10 and labels["superior position"] == 20
+    assert labels["bad sight: thick smoke or darkness"] == -20
     assert state["pending"]["target"] == 50 + 0 + 10 + 20 - 20
 
 

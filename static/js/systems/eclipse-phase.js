@@ -247,7 +247,12 @@ export function render(root, view, ctx) {
     const turnButtons = [];
     if (moveTemplate) {
       turnButtons.push(h("button", { type: "button", class: `big ep-move ${moveMode ? "selected" : ""}`, "aria-pressed": String(moveMode), dataset: { testid: "ep-move" },
-        onclick: () => { moveMode = !moveMode; render(root, view, ctx); } }, moveMode ? "Cancel move" : `${moveTemplate.label} (${moveTemplate.max_metres} m left)`));
+        onclick: () => {
+          moveMode = !moveMode;
+          render(root, view, ctx);
+          const box = moveMode && root.querySelector("[data-testid=ep-grid]");
+          if (box && box.scrollIntoView) box.scrollIntoView({ behavior: "smooth", block: "center" });
+        } }, moveMode ? "Cancel move" : `${moveTemplate.label} (${moveTemplate.max_metres} m left)`));
     }
     const stand = find("stand");
     if (stand) turnButtons.push(h("button", { type: "button", class: "big", dataset: { testid: "ep-stand" }, onclick: () => ctx.send({ type: "stand", combatant: stand.combatant }) }, stand.label));
@@ -422,7 +427,7 @@ export function render(root, view, ctx) {
     if (!mod && !cond && !reveal && !tools.length) return null;
     const ids = mod ? mod.combatants : [];
     if (!gm.combatant || !ids.some(([id]) => id === gm.combatant)) gm.combatant = (view.pending && view.pending.attacker) || view.active || (ids[0] && ids[0][0]) || "";
-    const who = h("select", { dataset: { testid: "ep-gm-combatant" }, onchange: (ev) => { gm.combatant = ev.target.value; } },
+    const who = h("select", { dataset: { testid: "ep-gm-combatant" }, onchange: (ev) => { gm.combatant = ev.target.value; render(root, view, ctx); } },
       ids.map(([id, name]) => h("option", { value: id, selected: id === gm.combatant }, name)));
     if (mod) {
       tools.push(h("div", { class: "ep-gm-row" },
@@ -445,6 +450,18 @@ export function render(root, view, ctx) {
           h("select", { dataset: { testid: "ep-gm-condition" }, onchange: (ev) => { gm.condition = ev.target.value; } }, cond.conditions.map(([id, label]) => h("option", { value: id, selected: id === gm.condition }, label)))),
         h("button", { type: "button", class: "big", dataset: { testid: "ep-gm-condition-on" }, onclick: () => ctx.send({ type: "condition", combatant: gm.combatant, condition: gm.condition, on: true }) }, "Set"),
         h("button", { type: "button", class: "big", dataset: { testid: "ep-gm-condition-off" }, onclick: () => ctx.send({ type: "condition", combatant: gm.combatant, condition: gm.condition, on: false }) }, "Clear"),
+      ));
+    }
+    const adjust = find("adjust");
+    if (adjust) {
+      const now = adjust.current[gm.combatant] || [0, 0];
+      const dmg = h("input", { type: "number", min: 0, max: 999, value: now[0], dataset: { testid: "ep-gm-damage" } });
+      const wnd = h("input", { type: "number", min: 0, max: 99, value: now[1], dataset: { testid: "ep-gm-wounds" } });
+      tools.push(h("div", { class: "ep-gm-row" },
+        h("label", { class: "ep-field" }, h("span", { class: "ep-field-label" }, "Damage"), dmg),
+        h("label", { class: "ep-field" }, h("span", { class: "ep-field-label" }, "Wounds"), wnd),
+        h("button", { type: "button", class: "big", dataset: { testid: "ep-gm-adjust" },
+          onclick: () => ctx.send({ type: "adjust", combatant: gm.combatant, damage: Number(dmg.value), wounds: Number(wnd.value) }) }, adjust.label),
       ));
     }
     if (reveal) tools.push(h("button", { type: "button", class: "big", dataset: { testid: "ep-gm-reveal" }, onclick: () => ctx.send({ type: "reveal", on: reveal.on }) }, reveal.label));
