@@ -270,15 +270,15 @@ OPTION_FIELDS = [
 ]
 
 PRESETS: list[dict[str, Any]] = [
-    {"name": "Fighter (1st level)", "hp": 9, "ac": 4, "thac0": 20, "hit_dice": 1, "weapon": "long_sword",
+    {"name": "Fighter (1st level)", "side": "A", "hp": 9, "ac": 4, "thac0": 20, "hit_dice": 1, "weapon": "long_sword",
      "missile": "short_bow", "move": 9},
-    {"name": "Fighter (5th level)", "hp": 33, "ac": 2, "thac0": 16, "hit_dice": 5, "weapon": "broad_sword",
+    {"name": "Fighter (5th level)", "side": "A", "hp": 33, "ac": 2, "thac0": 16, "hit_dice": 5, "weapon": "broad_sword",
      "attacks": 1, "to_hit_bonus": 1, "damage_bonus": 1, "move": 9},
-    {"name": "Cleric (2nd level)", "hp": 11, "ac": 3, "thac0": 20, "hit_dice": 2, "weapon": "mace",
+    {"name": "Cleric (2nd level)", "side": "A", "hp": 11, "ac": 3, "thac0": 20, "hit_dice": 2, "weapon": "mace",
      "caster": True, "move": 9},
-    {"name": "Magic-user (1st level)", "hp": 4, "ac": 10, "thac0": 21, "hit_dice": 1, "weapon": "dagger",
+    {"name": "Magic-user (1st level)", "side": "A", "hp": 4, "ac": 10, "thac0": 21, "hit_dice": 1, "weapon": "dagger",
      "missile": "darts", "caster": True, "reaction_mod": 1},
-    {"name": "Thief (2nd level)", "hp": 7, "ac": 8, "thac0": 21, "hit_dice": 2, "weapon": "short_sword",
+    {"name": "Thief (2nd level)", "side": "A", "hp": 7, "ac": 8, "thac0": 21, "hit_dice": 2, "weapon": "short_sword",
      "missile": "sling", "reaction_mod": 2},
     {"name": "Orc", "side": "B", "hp": 5, "ac": 6, "thac0": 19, "hit_dice": 1, "weapon": "spear", "move": 9,
      "dies_at_zero": True},
