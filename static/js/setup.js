@@ -4,6 +4,7 @@
 import { h, replace, button } from "./ui.js";
 
 let editing = null; // index of the lineup entry being edited, "new", {preset}, or null
+let setupOpen = null; // the GM's own choice to show or fold the set-up; by default open until a battle exists
 let latest = null; // the last [root, table, ctx] drawn, so a re-draw always uses the newest table
 
 function redraw() {
@@ -109,8 +110,11 @@ export function renderSetup(root, table, ctx) {
   const rosterName = h("input", { placeholder: "Roster name", maxlength: 80, dataset: { testid: "roster-name" } });
   const optionForm = (table.forms.options || []).length ? optionsForm(table, (options) => emit("options_set", { options })) : null;
 
-  replace(root,
-    h("h2", {}, "Lineup"),
+  const details = h("details", { class: "setup-details", open: setupOpen ?? !table.battle_id },
+    h("summary", {}, h("h2", {}, "Lineup, options, rosters")));
+  details.addEventListener("toggle", () => { setupOpen = details.open; });
+  replace(root, details);
+  replace(details, details.firstChild,
     h("ol", { class: "lineup", dataset: { testid: "lineup" } }, rows),
     form || h("div", { class: "button-row" },
       button("Add combatant", () => { editing = "new"; redraw(); }, { dataset: { testid: "add-combatant" } }),
