@@ -39,6 +39,11 @@ def create_app(config: Config | None = None, **overrides: Any) -> Flask:
     app.config["SEND_FILE_MAX_AGE_DEFAULT"] = 0 if config.testing else 300
     app.config["MAX_CONTENT_LENGTH"] = 256 * 1024
     app.config["BATTLEBOARD"] = config
+    if config.trusted_proxies:
+        from werkzeug.middleware.proxy_fix import ProxyFix
+
+        n = config.trusted_proxies
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=n, x_proto=n, x_host=n)  # type: ignore[method-assign]
 
     engine = make_engine(config.database_url)
     create_tables(engine)

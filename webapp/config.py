@@ -33,6 +33,9 @@ class Config:
     #: socket payloads larger than this are refused (bytes of JSON)
     max_payload_bytes: int = 64_000
     cors_allowed_origins: str | list[str] | None = None
+    #: how many reverse proxies in front set X-Forwarded-For/-Proto/-Host (0: trust none); the join
+    #: rate limit counts attempts per client address, so behind nginx this must be 1
+    trusted_proxies: int = 0
     extra: dict = field(default_factory=dict)
 
     def finish(self) -> Config:
@@ -49,6 +52,13 @@ class Config:
         return self
 
 
+def _int(raw: str | None, default: int) -> int:
+    try:
+        return max(0, int(raw)) if raw else default
+    except ValueError:
+        return default
+
+
 def load_config(**overrides: object) -> Config:
     """Config from environment variables, then keyword overrides."""
     env = os.environ
@@ -59,6 +69,7 @@ def load_config(**overrides: object) -> Config:
         message_queue_channel=env.get("BATTLEBOARD_MESSAGE_QUEUE_CHANNEL") or "flask-socketio",
         async_mode=env.get("BATTLEBOARD_ASYNC_MODE", "threading"),
         public_url=env.get("BATTLEBOARD_PUBLIC_URL") or None,
+        trusted_proxies=_int(env.get("BATTLEBOARD_TRUSTED_PROXIES"), 0),
     )
     for key, value in overrides.items():
         if not hasattr(config, key):
