@@ -20,6 +20,7 @@ const PHASES = { volley: "opening volley", special: "special attacks", missile: 
 let picked = null; // the unit id tapped for a move (phones)
 let previous = {}; // unit id -> {kind: count} of the last view drawn, to flash what fell
 let previousVersion = null;
+let previousStrength = {}; // side -> percentage of the strength bar last drawn, so it slides to the new one
 let specialDraft = { preset: "dragon_fire", side: "A" };
 
 const fmt = (n) => (typeof n === "number" ? n.toLocaleString("en-GB") : String(n));
@@ -53,8 +54,11 @@ export function render(root, view, ctx) {
       }
     }
   }
+  const freshVersion = ctx.version !== previousVersion;
   previous = current;
   previousVersion = ctx.version;
+  const afterDraw = []; // animations started once the new DOM is in place
+  const still = typeof window !== "undefined" && window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches;
 
   replace(
     root,
@@ -68,6 +72,7 @@ export function render(root, view, ctx) {
       reportPanel(),
     ),
   );
+  if (afterDraw.length && !still) requestAnimationFrame(() => requestAnimationFrame(() => afterDraw.forEach((f) => f())));
 
   // --- the banner and the GM's buttons ---------------------------------------------------------
   function banner() {
@@ -148,6 +153,10 @@ export function render(root, view, ctx) {
     const pct = start > 0 ? Math.max(0, Math.min(100, (100 * side.total) / start)) : 0;
     const line = start > 0 ? Math.max(0, Math.min(100, (100 * side.threshold) / start)) : 0;
     const near = pct - line < 10;
+    const from = freshVersion && previousStrength[key] !== undefined && !still ? previousStrength[key] : pct;
+    previousStrength[key] = pct;
+    const fill = h("span", { class: "ol-strength-fill", style: { width: `${from}%` } });
+    if (from !== pct) afterDraw.push(() => { fill.style.width = `${pct}%`; });
     return h("div", { class: "ol-strength-box" },
       h("div", {
         class: `ol-strength${near ? " ol-near" : ""}`,
@@ -157,7 +166,7 @@ export function render(root, view, ctx) {
         "aria-label": `Strength of side ${key}`,
         dataset: { testid: `strength-${key}`, total: side.total, threshold: side.threshold },
       },
-      h("span", { class: "ol-strength-fill", style: { width: `${pct}%` } }),
+      fill,
       h("span", { class: "ol-break-line", style: { left: `${line}%` }, title: `breaks at ${fmt(side.threshold)}` })),
       h("div", { class: "ol-strength-text" },
         h("strong", {}, fmt(side.total)), ` of ${fmt(start)} — breaks at ${fmt(side.threshold)} (${side.break_point}%)`));
@@ -258,10 +267,28 @@ export function render(root, view, ctx) {
       title: t.label,
     },
     h("span", { class: `ol-badge ol-badge-${(BADGES[t.kind] || ["", "levy"])[1]}`, "aria-hidden": "true" }, (BADGES[t.kind] || [t.kind.slice(0, 2)])[0]),
-    h("span", { class: "ol-count" }, fmt(t.count)),
+    countOf(t.count, lost[t.kind]),
     h("span", { class: "ol-kind" }, t.label),
     lost[t.kind] ? h("span", { class: "ol-fell" }, `−${fmt(lost[t.kind])}`) : null))));
     return block;
+  }
+
+  function countOf(count, lost) {
+    const span = h("span", { class: "ol-count" }, fmt(lost ? count + lost : count));
+    if (lost) {
+      // the count falls from what it was to what it is
+      afterDraw.push(() => {
+        const began = performance.now();
+        const tick = (now) => {
+          const k = Math.min(1, (now - began) / 700);
+          span.textContent = fmt(Math.round(count + lost * (1 - k)));
+          if (k < 1) requestAnimationFrame(tick);
+        };
+        requestAnimationFrame(tick);
+      });
+      if (still) span.textContent = fmt(count);
+    }
+    return span;
   }
 
   // --- special attacks and the report --------------------------------------------------------------
