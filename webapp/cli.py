@@ -99,6 +99,19 @@ def cmd_fetch_assets(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_replay(args: argparse.Namespace) -> int:
+    from .app import create_app
+    from .replay import replay_battle
+
+    app = create_app()
+    report = replay_battle(app.extensions["battleboard"].service, args.battle_id)
+    print(f"battle {report.battle_id}: {report.replayed} declarations replayed, {report.taken} other commands taken from snapshots")
+    for line in report.mismatches:
+        print("  mismatch:", line)
+    print("the log replays exactly" if report.ok else "the log does NOT replay")
+    return 0 if report.ok else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="battleboard", description="A visual battle board for tabletop RPGs.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -114,6 +127,9 @@ def main(argv: list[str] | None = None) -> int:
     tables.set_defaults(func=cmd_tables)
     fetch = sub.add_parser("fetch-assets", help="fetch the Socket.IO browser client (needs npm, once)")
     fetch.set_defaults(func=cmd_fetch_assets)
+    replay = sub.add_parser("replay", help="replay a battle from its log and check every snapshot")
+    replay.add_argument("battle_id", type=int)
+    replay.set_defaults(func=cmd_replay)
     args = parser.parse_args(argv)
     return int(args.func(args) or 0)
 
