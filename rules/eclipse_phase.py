@@ -5,7 +5,13 @@ weapon, firing mode, situational modifiers, an optional pool point spent before 
 server shows the target number; the defender (or the GM for it) chooses a defence; both d100 are
 rolled; each side may then spend one pool point after the roll (flip the digits, raise a success by
 one superior level, soften a critical failure) or accept; then damage, armour, wounds and the SOM
-check follow. The binding rulings (RULINGS.md, Eclipse Phase section) are implemented exactly:
+check follow. The binding rulings (RULINGS.md, Eclipse Phase section) are implemented exactly.
+
+Dice order (for scripted dice and replays): at the start of each action turn one d6 per able
+combatant in lineup order, then tie-break d6s; for an attack the attacker's d100, then the
+defender's d100 (none if it cannot defend); after both sides accept, the blind-attack d100 if that
+option was taken, then the weapon's damage dice, the extra dice (charge, then burst, full automatic
+or aggressive), the superior-success d6s, and last the SOM check's d100 if a wound was dealt.
 
 >>> judge(69, 70)["superior"], judge(0, -20)["critical"], judge(99, 150)["success"]
 (2, True, False)
@@ -435,6 +441,8 @@ class EclipsePhase(RuleSystem):
         entries = self.validate_lineup(lineup)
         if len(entries) < self.min_combatants:
             raise InvalidDeclaration(f"a battle needs at least {self.min_combatants} combatants")
+        if len({e["side"] for e in entries}) < 2:
+            raise InvalidDeclaration("a fight needs combatants on both sides")
         opts = self.validate_options(options)
         combatants: dict[str, Any] = {}
         taken: set[tuple[int, int]] = set()

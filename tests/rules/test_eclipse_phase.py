@@ -43,13 +43,13 @@ def jinx(**extra):
     return base(id="jinx", name="Jinx", side="A", controller="seat", seat="seat-jinx", morph="winged synth",
                 morph_type="synth", durability=35, base_move=8, full_move=32, som=15, initiative=9, fray=60,
                 melee=30, guns=70, flex=2, vigor=1, armour="none", weapon1="medium_pistol", weapon2="knife",
-                weapon3="none", x=10, y=5, **extra)
+                weapon3="none", x=10, y=5) | extra
 
 
 def exhuman(**extra):
     return base(id="exh", name="Exhuman", side="B", controller="gm", durability=40, base_move=4, full_move=20,
                 som=25, initiative=8, fray=60, melee=80, guns=20, flex=1, vigor=1, armour="none",
-                kinetic_natural=10, weapon1="claws", weapon2="none", weapon3="none", x=20, y=5, **extra)
+                kinetic_natural=10, weapon1="claws", weapon2="none", weapon3="none", x=20, y=5) | extra
 
 
 def start(lineup, faces, options=None):
@@ -849,3 +849,16 @@ def test_event_texts_read_well():
     state, events = exchange(state, 70, 90, [5, 5, 6, 6, 10], attack_kw={"weapon": 2})
     texts = " ".join(e["text"] for e in events)
     assert "2 superior successes" in texts and "3 wounds" in texts and "(es)" not in texts
+
+
+def test_setup_checks_the_lineup_and_the_grid():
+    with pytest.raises(InvalidDeclaration, match="both sides"):
+        EP.setup([jinx(), {**exhuman(), "side": "A"}], {}, ScriptedDice([1, 1]))
+    with pytest.raises(InvalidDeclaration, match="off the grid"):
+        EP.setup([jinx(), exhuman(x=30)], {}, ScriptedDice([1, 1]))
+    with pytest.raises(InvalidDeclaration, match="already taken"):
+        EP.setup([jinx(), exhuman(x=10)], {}, ScriptedDice([1, 1]))
+    # automatic placement: side A on the left, side B on the right, no square shared
+    state, _ = start([jinx(x=-1, y=-1), exhuman(x=-1, y=-1), {**exhuman(x=-1, y=-1), "id": "e2"}], [1, 2, 3])
+    squares = {(c["x"], c["y"]) for c in state["combatants"].values()}
+    assert len(squares) == 3 and state["combatants"]["jinx"]["x"] < state["combatants"]["exh"]["x"]
