@@ -575,6 +575,17 @@ class Olympia(RuleSystem):
                 events.append(event("battle.ended", text, **{k: v for k, v in outcome.items() if k != "text"}))
         return events
 
+    def _upcoming_phase(self, state: State) -> str | None:
+        """The phase the next step will resolve (phases where nobody can strike are passed over)."""
+        if state.get("status") != "active":
+            return None
+        phase = state["next_phase"]
+        for _ in range(len(PHASES) + 1):
+            if self._phase_has_attackers(state, phase):
+                return phase
+            phase = PHASES[0] if phase in ("volley", PHASES[-1]) else PHASES[PHASES.index(phase) + 1]
+        return None
+
     def _move_pointer(self, state: State, phase: str, events: list[Event]) -> None:
         if state["status"] != "active":
             return
@@ -959,7 +970,7 @@ class Olympia(RuleSystem):
             "system": self.id,
             "status": state["status"],
             "round": state["round"],
-            "next_phase": state["next_phase"] if state["status"] == "active" else None,
+            "next_phase": self._upcoming_phase(state),
             "options": {k: state["options"][k] for k in ("terrain", "defender", "terrain_defence", "weather", "opening_volley", "prisoners")},
             "sides": sides,
             "combatants": {

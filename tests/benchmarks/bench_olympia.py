@@ -4,7 +4,8 @@ Run as ``python tests/benchmarks/bench_olympia.py`` (pytest does not collect it)
 prints the best and median wall time of whole battles (setup, begin, fight to the break), the
 rounds fought, the peak memory traced during one battle, and the CPU steal of the machine while the
 figures were taken (from /proc/stat: high steal means the VM was starved and the run should be
-repeated). Targets on one core: 10,000 a side under 0.5 s, 100,000 a side under 5 s.
+repeated). Targets on one core: 10,000 a side under 0.5 s, 100,000 a side under 5 s. The "wide"
+row fights the widest lineup allowed (32 nobles a side, each with every kind of troop).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from rules.core import Viewer  # noqa: E402
 from rules.dice import SeededDice  # noqa: E402
-from rules.olympia import Olympia  # noqa: E402
+from rules.olympia import KINDS, Olympia  # noqa: E402
 
 SYSTEM = Olympia()
 GM = Viewer.gm()
@@ -52,9 +53,21 @@ def lineup(side: str, men: int, plan: list[tuple[str, int, dict[str, float]]]) -
     return entries
 
 
-def battle(men: int, seed: str) -> tuple[float, int, str]:
+def wide_lineup(side: str, men: int) -> list[dict[str, object]]:
+    """The widest lineup allowed: 32 nobles a side, each with every kind of troop."""
+    per = men // (32 * len(KINDS))
+    entries: list[dict[str, object]] = [
+        {"id": f"{side}{i}", "name": f"Noble {side}{i}", "side": side, "behind": 0 if i < 24 else 1 + i % 3, **{k.key: per for k in KINDS}}
+        for i in range(32)
+    ]
+    entries[0]["soldier"] = int(entries[0]["soldier"]) + men - per * 32 * len(KINDS)
+    return entries
+
+
+def battle(men: int, seed: str, wide: bool = False) -> tuple[float, int, str]:
     began = time.perf_counter()
-    state, _ = SYSTEM.setup(lineup("A", men, ARMY_A) + lineup("B", men, ARMY_B), {"structure_b": "castle"}, SeededDice(seed))
+    armies = wide_lineup("A", men) + wide_lineup("B", men) if wide else lineup("A", men, ARMY_A) + lineup("B", men, ARMY_B)
+    state, _ = SYSTEM.setup(armies, {"structure_b": "castle"}, SeededDice(seed))
     state, _ = SYSTEM.apply(state, {"type": "begin"}, GM, SeededDice(seed + "/begin"))
     state, _ = SYSTEM.apply(state, {"type": "step", "by": "battle"}, GM, SeededDice(seed + "/fight"))
     elapsed = time.perf_counter() - began
@@ -77,22 +90,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="*", default=[1_000, 10_000, 100_000])
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--wide", type=int, nargs="*", default=[100_000], help="sizes to fight with 32 nobles a side, each with every kind")
     args = parser.parse_args()
     battle(1_000, "warm-up")
     print(f"{'men a side':>11} {'best s':>8} {'median s':>9} {'rounds':>7} {'peak MiB':>9} {'steal %':>8}  outcome")
-    for men in args.sizes:
+    runs = [(men, False) for men in args.sizes] + [(men, True) for men in args.wide]
+    for men, wide in runs:
         before = cpu_times()
         times, rounds, reason = [], 0, ""
         for i in range(args.repeat):
-            elapsed, rounds, reason = battle(men, f"bench-{men}-{i}")
+            elapsed, rounds, reason = battle(men, f"bench-{men}-{i}", wide)
             times.append(elapsed)
         after = cpu_times()
         tracemalloc.start()
-        battle(men, f"bench-{men}-0")
+        battle(men, f"bench-{men}-0", wide)
         peak = tracemalloc.get_traced_memory()[1] / 2**20
         tracemalloc.stop()
+        label = f"{men:,}" + (" wide" if wide else "")
         print(
-            f"{men:>11,} {min(times):>8.3f} {statistics.median(times):>9.3f} {rounds:>7} {peak:>9.1f} "
+            f"{label:>11} {min(times):>8.3f} {statistics.median(times):>9.3f} {rounds:>7} {peak:>9.1f} "
             f"{steal_share(before, after):>8.1f}  {reason}"
         )
 

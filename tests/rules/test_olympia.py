@@ -612,6 +612,9 @@ def test_views_and_legal_declarations() -> None:
     gm = SYSTEM.view_for(state, GM)
     assert [e["by"] for e in gm["legal"] if e["type"] == "step"] == ["phase", "round", "battle"]
     assert SYSTEM.view_for(state, Viewer.player("s1"))["legal"] == []
+    assert gm["next_phase"] == "melee"  # no special attacks and no missile troops: melee comes next
+    assert "seat" in gm["combatants"]["osswid"]
+    assert "seat" not in SYSTEM.view_for(state, Viewer.player("s1"))["combatants"]["osswid"]
     assert SYSTEM.is_checkpoint(state)
     mid, _ = SYSTEM.apply(state, {"type": "step", "by": "phase"}, GM, SeededDice("x"))
     if mid["status"] == "active" and mid["next_phase"] != "special":
