@@ -756,3 +756,19 @@ def test_many_groups_keep_the_event_small_and_the_phase_fast() -> None:
         assert sum(r.get("count", 0) for r in e["rolls"] if r["purpose"].endswith("hit")) == attacks
         assert sum(r.get("hits", 0) for r in e["rolls"] if r["purpose"].endswith("hit")) == hits
     assert len(json.dumps(events)) < 100_000
+
+
+def test_a_side_breaks_when_its_total_falls_exactly_to_the_threshold() -> None:
+    # Osswid (160) and four soldiers (10 each) = 200; break point 80 -> threshold exactly 160
+    state, _ = start([noble("osswid", "A", soldier=4), noble("brennan", "B", knight=4)], {"break_point_a": 80})
+    assert state["sides"]["A"]["threshold2"] == 320
+    a_faces = [0, 0, 0, 0, 0, 17, 19, 19, 19, 19]  # every attack of A misses a knight
+    b_faces = [0, 1, 2, 3, 0, 1, 1, 1, 1, 19]  # Brennan and three knights kill the four soldiers
+    state, events = step(state, a_faces + b_faces)
+    assert troops(state, "osswid") == {}
+    assert of_type(events, "phase.resolved")[0]["data"]["totals"]["A"]["total"] == 160
+    assert state["outcome"]["winner"] == "B"
+    # with one soldier left (170 > 160) the side fights on
+    state, _ = start([noble("osswid", "A", soldier=4), noble("brennan", "B", knight=4)], {"break_point_a": 80})
+    state, _ = step(state, a_faces + [0, 1, 2, 2, 2, 1, 1, 1, 1, 19])
+    assert troops(state, "osswid") == {"soldier": 1} and state["status"] == "active"
