@@ -546,9 +546,10 @@ class AdndDemonIdol(RuleSystem):
             roll = dice.randint(1, 100, "reaction (d100)")
             total = roll.total + adj
             key, words = reaction_band(total)
+            private = bool(d.get("private"))
             state["encounter"]["reaction"] = {"roll": roll.total, "adjustment": adj, "total": total,
-                                              "band": key, "words": words}
-            state["steps"]["reaction"] = {"skipped": False, "note": f"{total}: {words}"}
+                                              "band": key, "words": words, "private": private}
+            state["steps"]["reaction"] = {"skipped": False, "note": f"{total}: {words}", "private": private}
             shown = f"{roll.total}{adj:+d} = {total}" if adj else f"{total}"
             vis = GM_ONLY if d.get("private") else PUBLIC
             events.append(event("reaction.checked", f"Reaction roll {shown}: {words}.", visibility=vis,
@@ -692,7 +693,14 @@ class AdndDemonIdol(RuleSystem):
         for cid in self._actors(state):
             c = state["combatants"][cid]
             spell = state["casting"].get(cid)
-            if spell:
+            if spell and spell.get("kind", "spell") != "spell":
+                state["declarations"][cid] = {
+                    **_auto_decl(spell["kind"]), "segments": spell["remaining"], "note": spell.get("note", ""),
+                    "continuing": True,
+                }
+                events.append(event("declaration.made", f"{c['name']} carries on with the task begun in surprise.",
+                                    visibility=self._decl_visibility(state, cid), combatant=cid))
+            elif spell:
                 state["declarations"][cid] = {
                     "kind": "spell", "letter": "D", "target": spell.get("target"), "spell": spell["spell"],
                     "casting_time": spell["remaining"], "damage": spell.get("damage", ""), "continuing": True,
@@ -1027,7 +1035,7 @@ class AdndDemonIdol(RuleSystem):
                 "trigger": a.get("trigger", ""), "attacks": c["attacks"] if a["kind"] == "melee" else 1,
                 "always": always, "delay": delay, "label": self._describe(state, a),
             }
-            for k in ("spell", "casting_time", "damage", "segments", "x", "y", "continuing"):
+            for k in ("spell", "casting_time", "damage", "segments", "x", "y", "continuing", "note"):
                 if k in a:
                     act[k] = a[k]
             if seg > 10:
@@ -1105,6 +1113,8 @@ class AdndDemonIdol(RuleSystem):
         if tie:
             for m in live:
                 s = caster_act.get(m.get("target") or "")
+                if s is None and m["kind"] in ("missile", "turn"):
+                    s = next((x for x in live if x["kind"] == "spell" and x.get("target") == m["combatant"]), None)
                 if m["kind"] not in ("missile", "turn") or s is None or s["side"] == m["side"]:
                     continue
                 self._order_against_caster(state, m, s, faces[s["side"]], "the caster's initiative die", place)
@@ -1210,10 +1220,11 @@ class AdndDemonIdol(RuleSystem):
     def _resolve_group(self, state: State, group: list[dict[str, Any]], dice: DiceSource,
                        events: list[Event]) -> None:
         state["last_key"] = list(group[0]["key"])
-        if len(group) > 1:
-            names = ", ".join(_label(a["combatant"], state) for a in group)
+        shown = [a for a in group if not (a["prepared"] and not a.get("triggered"))]
+        if len(shown) > 1:
+            names = ", ".join(_label(a["combatant"], state) for a in shown)
             events.append(event("actions.simultaneous", f"At the same moment: {names}. All of it happens.",
-                                combatants=[a["combatant"] for a in group]))
+                                combatants=[a["combatant"] for a in shown]))
         hits: list[tuple[str, int, str]] = []
         finishing = {a["combatant"] for a in group if a["kind"] == "spell"}
         able_at_start = {a["combatant"]: _able(state["combatants"][a["combatant"]]) for a in group}
@@ -1262,6 +1273,8 @@ class AdndDemonIdol(RuleSystem):
             self._resolve_spell(state, a, dice, events, hits, why)
         elif kind == "flee":
             c["condition"] = "fled"
+            if self._surprising_side(state) and state["scale"] == "outdoors":
+                why = " (outdoors, with the foe surprised, the encounter is simply avoided)"
             events.append(event("combatant.fled", f"{c['name']} flees the fight{why}.", **data))
         elif kind == "move":
             if a.get("x") is not None:
@@ -1275,7 +1288,15 @@ class AdndDemonIdol(RuleSystem):
             events.append(event("turning.attempted",
                                 f"{c['name']} presents a holy symbol to {_label(a['target'], state)} and rolls "
                                 f"{roll.total}; the DM reads the turning table{why}.", rolls=[roll], **data))
+        elif kind in ("device", "custom") and self._surprising_side(state) and a.get("segments", 1) > 1:
+            remaining = a["segments"] - 1
+            state["casting"][cid] = {"kind": kind, "spell": "a task", "remaining": remaining, "note": a.get("note", "")}
+            events.append(event("task.started", f"{c['name']} {'carries on' if a.get('continuing') else 'starts'} "
+                                                f"{'using a device' if kind == 'device' else 'a task'}: {remaining} more "
+                                                f"segment{'s' if remaining > 1 else ''} to go.", **data))
         else:
+            if kind in ("device", "custom"):
+                state["casting"].pop(cid, None)
             words = {"psionic": "psionic combat", "parley": "calls for a parley", "await": "waits and watches",
                      "device": "uses a device", "custom": "finishes the task", "set": "sets a weapon against "
                      "a charge"}.get(kind, kind)
@@ -1882,7 +1903,7 @@ class AdndDemonIdol(RuleSystem):
                 st = "done"
             else:
                 st = "upcoming"
-            note = info.get("note", "") if (viewer.is_gm or key != "reaction") else ""
+            note = info.get("note", "") if (viewer.is_gm or not info.get("private")) else "rolled in secret"
             steps.append({"key": key, "label": PHASE_LABELS[key], "state": st, "note": note})
         return {"steps": steps, "current": current, "round": state["round"], "pending": self._pending(state, viewer),
                 "awaiting": self._clock(state)}

@@ -996,3 +996,62 @@ def test_handing_a_combatant_to_the_computer_during_declarations() -> None:
     state, _ = declare(state, "aldo", "await")
     state, _ = declare(state, "mira", "await", viewer=Viewer.player("s2"), at=52.0)
     assert state["phase"] == "initiative"
+
+
+def _surprise_battle(lineup: list[dict[str, Any]], faces: list[int], scale: str = "indoors") -> dict[str, Any]:
+    state, _ = S.setup(lineup, {"scale": scale}, ScriptedDice([]))
+    state, _ = run(state, "check_reaction", skip=True)
+    state, _ = run(state, "check_surprise", faces)
+    state, _ = run(state, "check_distance", skip=True, distance=2)
+    state, _ = run(state, "check_morale", skip=True)
+    return state
+
+
+def test_a_task_begun_in_surprise_finishes_after_it() -> None:
+    state = _surprise_battle([fighter("fig"), fighter("orc", "B")], [5, 1])  # side B surprised for 1 segment
+    assert state["surprise"]["segment"] == 1
+    state, _ = declare(state, "fig", "custom", segments=3, note="fetch the oil flask")
+    state, events = run(state, "resolve_all")
+    assert "Fig starts a task: 2 more segments to go." in texts(events)
+    assert state["declarations"]["fig"] == {**state["declarations"]["fig"], "kind": "custom", "segments": 2,
+                                            "continuing": True}
+    state, _ = declare(state, "orc", "melee", "fig")
+    state, _ = run(state, "roll_initiative", [4, 2])
+    assert [a["segment"] for a in state["queue"] if a["combatant"] == "fig"] == [2]
+    state, events = run(state, "resolve_all", [1])
+    assert texts(events)[0] == "Fig finishes the task (fetch the oil flask)."
+    assert state["casting"] == {}
+
+
+def test_fleeing_a_surprised_foe_outdoors_avoids_the_encounter() -> None:
+    state = _surprise_battle([fighter("fig"), fighter("orc", "B")], [5, 2], scale="outdoors")
+    state, _ = declare(state, "fig", "flee")
+    state, events = run(state, "resolve_next")
+    assert events[0]["text"] == ("Fig flees the fight (outdoors, with the foe surprised, the encounter is "
+                                 "simply avoided).")
+
+
+def test_secret_reaction_note_is_hidden_on_the_checklist() -> None:
+    state, _ = S.setup([fighter("a"), fighter("b", "B")], {}, ScriptedDice([]))
+    state, _ = run(state, "check_reaction", [80], private=True)
+    steps = {s["key"]: s for s in S.view_for(state, SPECTATOR)["procedure"]["steps"]}
+    assert steps["reaction"]["note"] == "rolled in secret"
+    assert "reaction" not in S.view_for(state, SPECTATOR)["encounter"]
+    gm_steps = {s["key"]: s for s in S.view_for(state, GM)["procedure"]["steps"]}
+    assert gm_steps["reaction"]["note"] == "80: friendly: they act in the party's favour at once"
+
+
+def test_on_a_tie_a_spell_aimed_at_a_shooter_is_ordered_by_the_casters_die() -> None:
+    state = new_battle([fighter("mage", caster=True), fighter("arch", "B", missile="short_bow"),
+                        fighter("fig")])
+    state, _ = declare(state, "mage", "spell", "arch", spell="Sleep", casting_time=4)
+    state, _ = declare(state, "fig", "await")
+    state, _ = declare(state, "arch", "missile", "fig")
+    state, _ = run(state, "roll_initiative", [3, 3])  # casting time 4 against the caster's die 3: the arrows first
+    assert groups(state) == [["fig"], ["arch"], ["mage"]]
+    state = new_battle([fighter("mage", caster=True), fighter("arch", "B", missile="short_bow"), fighter("fig")])
+    state, _ = declare(state, "mage", "spell", "arch", spell="Sleep", casting_time=2)
+    state, _ = declare(state, "fig", "await")
+    state, _ = declare(state, "arch", "missile", "fig")
+    state, _ = run(state, "roll_initiative", [3, 3])  # 2 against 3: the spell first
+    assert groups(state) == [["fig"], ["mage"], ["arch"]]
