@@ -459,7 +459,7 @@ class Olympia(RuleSystem):
                 raise IllegalDeclaration("only the stack leader sets the break point")
         else:
             side = d.get("side")
-            if side not in state["sides"]:
+            if not isinstance(side, str) or side not in state["sides"]:
                 raise InvalidDeclaration("the declaration needs a side (A or B) or the leader as combatant")
         self._deployment_only(state, "the break point is set")
         state["sides"][side]["break_point"] = value
@@ -467,7 +467,7 @@ class Olympia(RuleSystem):
 
     def _set_structure(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource) -> list[Event]:
         side = d.get("side")
-        if side not in state["sides"]:
+        if not isinstance(side, str) or side not in state["sides"]:
             raise InvalidDeclaration("the declaration needs a side (A or B)")
         kind = Field("structure", "structure", "choice", None, choices=STRUCTURE_CHOICES).clean(d.get("structure"))
         damage = Field("damage", "damage", "int", 0, 0, 99).clean(d.get("damage", 0))
@@ -480,11 +480,11 @@ class Olympia(RuleSystem):
         base: dict[str, Any] = {}
         preset = d.get("preset")
         if preset not in (None, ""):
-            if preset not in SPECIAL_LIBRARY:
+            if not isinstance(preset, str) or preset not in SPECIAL_LIBRARY:
                 raise InvalidDeclaration(f"unknown special attack {preset!r} (known: {', '.join(SPECIAL_LIBRARY)})")
             base = dict(SPECIAL_LIBRARY[preset])
         side = d.get("side")
-        if side not in state["sides"]:
+        if not isinstance(side, str) or side not in state["sides"]:
             raise InvalidDeclaration("the special attack needs the side (A or B) it fights for")
         values = {k: d.get(k, base.get(k)) for k in ("name", "attacks", "rating", "reach", "rounds")}
         name = Field("name", "special attack name", "text", None, 1, 40).clean(values["name"])
@@ -536,7 +536,7 @@ class Olympia(RuleSystem):
     # --- stepping ------------------------------------------------------------------------------------
     def _step(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource) -> list[Event]:
         by = d.get("by")
-        if by not in ("phase", "round", "battle"):
+        if not isinstance(by, str) or by not in ("phase", "round", "battle"):
             raise InvalidDeclaration("step needs by: phase, round or battle")
         if state["status"] != "active":
             raise IllegalDeclaration("the battle has not begun: the GM declares begin first")

@@ -772,3 +772,30 @@ def test_a_side_breaks_when_its_total_falls_exactly_to_the_threshold() -> None:
     state, _ = start([noble("osswid", "A", soldier=4), noble("brennan", "B", knight=4)], {"break_point_a": 80})
     state, _ = step(state, a_faces + [0, 1, 2, 2, 2, 1, 1, 1, 1, 19])
     assert troops(state, "osswid") == {"soldier": 1} and state["status"] == "active"
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 200) | st.text(max_size=6) | st.sampled_from(["A", "B", "osswid", "phase", "fireball", "tower"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=6,
+)
+declaration_keys = st.sampled_from(["type", "combatant", "behind", "break_point", "side", "structure", "damage", "preset", "name", "attacks", "rating", "reach", "rounds", "special", "by"])
+declaration_types = st.sampled_from(["set_behind", "set_break_point", "set_structure", "add_special", "remove_special", "begin", "step", "charge"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(kind=declaration_types, body=st.dictionaries(declaration_keys, json_values, max_size=5), active=st.booleans())
+def test_any_declaration_is_accepted_or_refused_cleanly(kind, body, active) -> None:
+    from rules.errors import RulesError
+
+    state, _ = start([noble("osswid", "A", soldier=3), noble("brennan", "B", archer=2, behind=1)], begin=active)
+    frozen = copy.deepcopy(state)
+    declaration = {**body, "type": kind}
+    try:
+        new, events = SYSTEM.apply(state, declaration, GM, SeededDice("fuzz"))
+    except RulesError:
+        pass
+    else:
+        json.dumps(new)
+        json.dumps(events)
+    assert state == frozen

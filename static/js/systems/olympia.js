@@ -133,7 +133,7 @@ export function render(root, view, ctx) {
     }
     return h("section", { class: `ol-side side-${key.toLowerCase()}${side.broken ? " ol-broken" : ""}`, dataset: { testid: `side-${key}` } },
       h("header", { class: "ol-side-head" },
-        h("h2", { class: "ol-side-name" }, side.name),
+        h("h2", { class: "ol-side-name" }, sentence(side.name)),
         side.broken ? h("span", { class: "ol-tag ol-tag-broken" }, "broken") : null),
       strength(key, side),
       breakPoint(key, side),
