@@ -68,6 +68,7 @@ export function render(root, view, ctx) {
     ),
   );
   drawGrid(gridBox);
+  hoverDistances(gridBox);
 
   // ---------------------------------------------------------------------------------------
   function banner() {
@@ -212,13 +213,12 @@ export function render(root, view, ctx) {
     });
   }
 
-  function distanceLine() {
+  function distanceLine(focus = selected) {
     const dist = view.distances;
-    if (!dist || !selected || selected === dist.from) {
-      return h("p", { class: "ep-distance muted", dataset: { testid: "ep-distance" } }, view.active ? "Tap a token to see its distance from the active combatant." : "");
+    if (!dist || !focus || focus === dist.from || !dist.to[focus]) {
+      return h("p", { class: "ep-distance muted", dataset: { testid: "ep-distance" } }, view.active ? "Tap or point at a token to see its distance from the active combatant." : "");
     }
-    const row = dist.to[selected];
-    if (!row) return null;
+    const row = dist.to[focus];
     const from = byId[dist.from];
     const weapons = Object.entries(row.weapons || {}).map(([i, b]) => {
       const w = from && from.weapons ? from.weapons[Number(i)] : `weapon ${i}`;
@@ -226,11 +226,25 @@ export function render(root, view, ctx) {
     });
     return h(
       "p",
-      { class: "ep-distance", dataset: { testid: "ep-distance" } },
+      { class: "ep-distance", dataset: { testid: "ep-distance", target: focus } },
       h("strong", {}, `${from ? from.name : "?"} → ${row.name}: ${row.metres} m`),
       ` (${row.adjacent ? "in melee reach" : row.band})`,
       weapons.length ? h("span", { class: "ep-distance-weapons" }, ` · ${weapons.join(" · ")}`) : null,
     );
+  }
+
+  function hoverDistances(box) {
+    // pointing at a token (mouse) shows its distance without redrawing the board
+    for (const g of box.querySelectorAll("[data-id]")) {
+      g.addEventListener("mouseenter", () => {
+        const line = root.querySelector("[data-testid=ep-distance]");
+        if (line) line.replaceWith(distanceLine(g.dataset.id));
+      });
+      g.addEventListener("mouseleave", () => {
+        const line = root.querySelector("[data-testid=ep-distance]");
+        if (line) line.replaceWith(distanceLine());
+      });
+    }
   }
 
   // ---------------------------------------------------------------------------------------
@@ -388,7 +402,7 @@ export function render(root, view, ctx) {
   function combatantList() {
     return h("section", { class: "ep-card ep-roster", dataset: { testid: "ep-roster" } },
       h("h2", {}, "Combatants"),
-      list.map((c) => combatantCard(c)));
+      [...list.filter((c) => c.mine), ...list.filter((c) => !c.mine)].map((c) => combatantCard(c)));
   }
 
   function combatantCard(c) {
