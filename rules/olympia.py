@@ -226,6 +226,14 @@ class Olympia(RuleSystem):
         ]
         for k in KINDS:
             rating = f"attack {k.attack}, defence {k.defence}" + (f", missile {k.missile}" if k.missile else "")
+            if k.pirate:
+                rating += " (30 and 30 aboard a ship)"
+            elif k.mounted:
+                rating += f" ({k.attack - 50} and {k.defence - 50} at sea or in a swamp)"
+            elif k.key == "pikeman":
+                rating += " (defence 40 against knights, cavaliers and paladins)"
+            elif k.siege:
+                rating += " (not in the printed table; 5-10 damage to a structure)"
             fields.append(Field(k.key, k.many.capitalize(), "int", 0, 0, MAX_TROOPS, help=rating, group="Troops"))
         return fields
 
@@ -262,7 +270,8 @@ class Olympia(RuleSystem):
             {"title": "Armies and rows", "text": (
                 "Every entry is a noble with his men. Behind 0 places him and all his men in the front "
                 "row; 1 to 9 place them further back. Only the front row can be struck by missiles and "
-                "in melee. When a front row is empty, the units nearest behind it move up."
+                "in melee. When a front row is empty, the units nearest behind it move up. A noble "
+                "fights with attack 80 and defence 80 unless the GM sets other values."
             )},
             {"title": "A round", "text": (
                 "Special attacks first (dragons, battle spells: the GM adds them; some reach any man, "
