@@ -14,7 +14,9 @@ same version of a battle. Nothing here imports Flask or Socket.IO.
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import logging
 import re
 import secrets
 import threading
@@ -53,6 +55,8 @@ from .models import (
     utcnow,
 )
 
+log = logging.getLogger("battleboard")
+
 JOIN_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 MSG_ID_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
 #: how many events a (re)connecting client gets at most; older ones are summarised by the view
@@ -61,6 +65,19 @@ SYNC_EVENT_LIMIT = 300
 
 class NotFound(RulesError):
     code = "not_found"
+
+
+@contextlib.contextmanager
+def rules_guard(what: str) -> Any:
+    """Turn a crash of a rule system on odd input into a clear refusal (nothing is written: the
+    transaction is still open). The traceback goes to the log, because it is a bug of the system."""
+    try:
+        yield
+    except RulesError:
+        raise
+    except (TypeError, KeyError, IndexError, AttributeError, ValueError, ArithmeticError, RecursionError) as exc:
+        log.error("the rule system failed on %s", what, exc_info=True)
+        raise InvalidDeclaration(f"that {what} could not be read ({type(exc).__name__}); nothing was changed") from exc
 
 
 class StaleVersion(RulesError):
@@ -206,7 +223,8 @@ class BattleService:
         with self.session() as s:
             table = self._get_table(s, table_id)
             system = get_system(table.system_id)
-            cleaned = system.validate_draft(lineup)
+            with rules_guard("lineup"):
+                cleaned = system.validate_draft(lineup)
             self._check_seats(s, table, cleaned)
             table.lineup = cleaned
             s.add(table)
@@ -217,7 +235,8 @@ class BattleService:
     def set_options(self, table_id: int, options: Any) -> GameTable:
         with self.session() as s:
             table = self._get_table(s, table_id)
-            table.options = get_system(table.system_id).validate_options(options)
+            with rules_guard("set of options"):
+                table.options = get_system(table.system_id).validate_options(options)
             s.add(table)
             s.commit()
             s.refresh(table)
@@ -333,13 +352,15 @@ class BattleService:
         with self.session() as s:
             table = self._get_table(s, table_id)
             system = get_system(table.system_id)
-            lineup = system.validate_lineup(table.lineup)
+            with rules_guard("lineup"):
+                lineup = system.validate_lineup(table.lineup)
             self._check_seats(s, table, lineup)
             if len(lineup) < system.min_combatants:
                 raise IllegalDeclaration(f"{system.name} needs at least {system.min_combatants} combatants in the lineup")
             options = system.validate_options(table.options)
             battle_seed = seed or secrets.token_hex(16)
-            state, events = system.setup(lineup, options, SeededDice(derive_seed(battle_seed, 1)))
+            with rules_guard("lineup"):
+                state, events = system.setup(lineup, options, SeededDice(derive_seed(battle_seed, 1)))
             battle = Battle(table_id=table.id, system_id=system.id, version=1, state=state, seed=battle_seed, status=state.get("status", "active"))
             s.add(battle)
             s.flush()
@@ -374,10 +395,11 @@ class BattleService:
         def step(battle: Battle, system: Any, state: dict[str, Any], version: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
             if battle.status == "ended" and declaration["type"] not in getattr(system, "declarations_after_end", ()):
                 raise IllegalDeclaration("this battle has ended")
-            system.authorize(state, declaration, viewer)
-            dice = SeededDice(derive_seed(battle.seed, version))
-            new_state, events = system.apply(state, declaration, viewer, dice)
-            return new_state, list(events), bool(system.is_checkpoint(new_state))
+            with rules_guard("declaration"):
+                system.authorize(state, declaration, viewer)
+                dice = SeededDice(derive_seed(battle.seed, version))
+                new_state, events = system.apply(state, declaration, viewer, dice)
+                return new_state, list(events), bool(system.is_checkpoint(new_state))
 
         return self._command(battle_id, expected_v, msg_id, actor or viewer.role, declaration, step)
 
@@ -419,8 +441,9 @@ class BattleService:
             seat = None
 
         def step(battle: Battle, system: Any, state: dict[str, Any], version: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
-            new_state, events = system.assign(state, combatant, controller, seat, SeededDice(derive_seed(battle.seed, version)))
-            return new_state, list(events), bool(system.is_checkpoint(new_state))
+            with rules_guard("assignment"):
+                new_state, events = system.assign(state, combatant, controller, seat, SeededDice(derive_seed(battle.seed, version)))
+                return new_state, list(events), bool(system.is_checkpoint(new_state))
 
         result = self._command(battle_id, expected_v, None, "gm", {"type": "assign", "combatant": combatant}, step)
         with self.session() as s:  # the lineup follows, so a restart keeps the assignment

@@ -146,7 +146,11 @@ def handler(name: str, *, gm_only: bool = False) -> Callable[[Callable[..., dict
                     payload = {}
                 if not isinstance(payload, dict):
                     raise InvalidDeclaration(f"{name} needs an object, not {type(payload).__name__}")
-                if len(json.dumps(payload, default=str)) > hub.config.max_payload_bytes:
+                try:
+                    size = len(json.dumps(payload, allow_nan=False))
+                except (ValueError, TypeError):
+                    raise InvalidDeclaration(f"{name}: numbers must be finite (no NaN or Infinity)") from None
+                if size > hub.config.max_payload_bytes:
                     raise InvalidDeclaration(f"{name} is too large")
                 conn = hub.connections.get(request.sid)
                 if conn is None:
