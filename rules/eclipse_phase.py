@@ -1513,13 +1513,14 @@ class EclipsePhase(RuleSystem):
             out.append({"type": "stand", "combatant": cid, "label": f"Stand up ({name})"})
         else:
             left = round(c["full_move"] - turn["moved"], 2)
-            if left > 0:
+            reach = self.reachable(state, c) if left > 0 else []
+            if reach:
                 out.append({"type": "move", "combatant": cid, "label": f"Move {name}",
                             "max_metres": left, "base_left": round(max(0.0, c["base_move"] - turn["moved"]), 2),
-                            "reachable": [list(sq) for sq in self.reachable(state, c)]})
+                            "reachable": [list(sq) for sq in reach]})
         if not turn["complex_used"]:
             attack = self._attack_template(state, c)
-            if attack["targets"]:
+            if any(w["preview"] for w in attack["weapons"]):
                 out.append(attack)
             out.append({"type": "full_defence", "combatant": cid, "label": "Full defence (+30 until your next turn)"})
             others = [{"id": o["id"], "name": o["name"]} for o in state["combatants"].values()

@@ -862,3 +862,67 @@ def test_setup_checks_the_lineup_and_the_grid():
     state, _ = start([jinx(x=-1, y=-1), exhuman(x=-1, y=-1), {**exhuman(x=-1, y=-1), "id": "e2"}], [1, 2, 3])
     squares = {(c["x"], c["y"]) for c in state["combatants"].values()}
     assert len(squares) == 3 and state["combatants"]["jinx"]["x"] < state["combatants"]["exh"]["x"]
+
+
+def declaration_from(template, rng):
+    """A random declaration filled in from one of view.legal's templates."""
+    kind = template["type"]
+    decl = {"type": kind}
+    if template.get("combatant"):
+        decl["combatant"] = template["combatant"]
+    if kind == "move":
+        decl["x"], decl["y"] = rng.choice(template["reachable"])
+    elif kind == "attack":
+        options = [(w, t) for w in template["weapons"] for t in w["preview"]]
+        weapon, target = rng.choice(options)
+        decl.update(weapon=weapon["index"], target=target, mode=rng.choice(weapon["modes"])[0],
+                    bonus=rng.choice(["damage", "accuracy"]), pool=rng.choice(template["pools"])[0],
+                    called_shot=rng.random() < 0.2, superior_position=rng.random() < 0.2)
+    elif kind == "defend":
+        decl.update(method=rng.choice(template["methods"])["method"], pool=rng.choice(template["pools"])[0])
+    elif kind == "spend":
+        choice = rng.choice(template["choices"])
+        decl.update(pool=choice["pool"], use=choice["use"])
+    elif kind == "aim":
+        decl.update(target=rng.choice(template["targets"])["id"], complex=rng.random() < 0.5)
+    return decl
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 10**6))
+def test_random_legal_play_keeps_every_invariant(seed):
+    import random
+
+    rng = random.Random(seed)
+    lineup = four_computers()
+    lineup[0].update(controller="seat", seat="s1")
+    lineup[1].update(controller="seat", seat="s2")
+    lineup[2]["controller"] = "gm"
+    dice = SeededDice(f"walk-{seed}")
+    state, _ = EP.setup(lineup, {}, dice)
+    viewers = [GM, Viewer.player("s1"), Viewer.player("s2")]
+    for _ in range(80):
+        if state["status"] != "active":
+            break
+        choices = [(v, t) for v in viewers for t in EP.view_for(state, v)["legal"]
+                   if t.get("combatant") and t["type"] not in ("cancel_attack",)]
+        assert choices, "a running fight always offers someone a declaration"
+        viewer, template = rng.choice(choices)
+        decl = declaration_from(template, rng)
+        EP.authorize(state, decl, viewer)
+        frozen = copy.deepcopy(state)
+        try:
+            new, events = EP.apply(state, decl, viewer, dice)
+        except IllegalDeclaration:
+            continue  # e.g. a charge without a move, a mode the weapon lacks: legal lists them as options
+        assert state == frozen
+        state = new
+        json.dumps(state)
+        for e in events:
+            assert e["visibility"] == "public" and e["text"]
+        spectator_view = json.dumps(EP.view_for(state, SPECTATOR))
+        assert '"durability"' not in spectator_view and '"pools"' not in spectator_view
+        if state["status"] == "active":
+            assert state["active"] is not None and state["combatants"][state["active"]]["state"] == "ok"
+        for c in state["combatants"].values():
+            assert c["damage"] >= 0 and c["pools"]["flex"] >= 0 and c["pools"]["vigor"] >= 0
