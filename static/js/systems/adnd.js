@@ -167,8 +167,12 @@ export function render(root, view, ctx) {
       selected: c.id === selected || c.id === target,
       dead: c.condition === "dead",
     }));
+    if (draftFor && draft.kind === "move" && draft.x !== undefined) highlights.push({ x: draft.x, y: draft.y, cls: "ad-dest", label: "destination" });
     ctx.grid.renderGrid(box, {
       width: view.grid.width, height: view.grid.height, tokens, rings, paths, highlights,
+      onCellClick: (x, y) => {
+        if (draftFor && draft.kind === "move") { draft.x = x; draft.y = y; render(root, view, ctx); }
+      },
       onTokenClick: (id) => {
         const c = byId[id];
         if (selected && selected !== id && view.charges[selected] && view.charges[selected].targets[id]) {
@@ -260,7 +264,7 @@ export function render(root, view, ctx) {
     const letters = [...new Set(t.actions.map((a) => a.letter))];
     const send = async () => {
       const d = { type: "declare", combatant: t.combatant, kind: draft.kind };
-      for (const k of ["target", "spell", "casting_time", "damage", "segments", "trigger", "note"]) {
+      for (const k of ["target", "spell", "casting_time", "damage", "segments", "trigger", "note", "x", "y"]) {
         if (draft[k] !== undefined && draft[k] !== "") d[k] = draft[k];
       }
       if (draft.prepared) d.prepared = true;
@@ -283,6 +287,8 @@ export function render(root, view, ctx) {
           type: "button", class: `big ${draft.target === tg.id ? "selected" : ""}`, dataset: { testid: `target-${tg.id}` },
           onclick: () => { draft.target = tg.id; target = tg.id; render(root, view, ctx); },
         }, tg.name)))) : null,
+      action && action.kind === "move" ? h("p", { class: "ad-hint", dataset: { testid: "move-destination" } },
+        draft.x !== undefined ? `Destination: square ${draft.x}, ${draft.y} (tap the grid to change)` : "Tap a square on the grid to set where to go (or leave it to the DM).") : null,
       action ? extraFields(t, action) : null,
       h("button", { type: "button", class: "primary big ad-send", disabled: !ready, dataset: { testid: "declare-submit" }, onclick: send },
         ready ? `Declare: ${action.label}` : "Choose an action"),
