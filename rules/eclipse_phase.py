@@ -385,6 +385,13 @@ class EclipsePhase(RuleSystem):
                 "combatant may move up to its base move freely, or up to its full move at −20 to its attacks, "
                 "and take one complex action: an attack, full defence, or a careful aim. A quick aim (+10) can "
                 "come before an attack in the same turn. Press End turn when done.")},
+            {"title": "The grid", "text": (
+                "Distances are straight lines between square centres, times the metres per square (1 by "
+                "default). A move may end on any free square within what is left of the full move; the "
+                "squares on the way do not matter. Melee needs the target in a neighbouring square, "
+                "diagonals included. A knocked-down combatant stands up (free) before it can move. The GM "
+                "may drag any token: on that combatant's own turn it counts as its movement, otherwise it is "
+                "just placed.")},
             {"title": "Attacking", "text": (
                 "Pick a target, a weapon and its firing mode, tick the situations that apply, and optionally "
                 "spend a pool point for +20. The board shows the target number; the defender then picks a "
