@@ -251,10 +251,7 @@ export function render(root, view, ctx) {
   function actionPanel() {
     const parts = [];
     for (const t of legal.filter((t) => t.type === "defend")) parts.push(defendForm(t));
-    for (const t of legal.filter((t) => t.type === "spend")) parts.push(spendForm(t));
-    for (const t of legal.filter((t) => t.type === "accept")) {
-      parts.push(h("button", { type: "button", class: "big primary ep-accept", dataset: { testid: `ep-accept-${t.combatant}` }, onclick: () => ctx.send({ type: "accept", combatant: t.combatant }) }, t.label));
-    }
+    for (const t of legal.filter((t) => t.type === "accept")) parts.push(reactionBlock(t, find("spend", t.combatant)));
     const cancel = find("cancel_attack");
     if (cancel) parts.push(h("button", { type: "button", class: "big danger", dataset: { testid: "ep-withdraw" }, onclick: () => ctx.send({ type: "cancel_attack", combatant: cancel.combatant }) }, cancel.label));
     if (attackTemplate) parts.push(attackForm(attackTemplate));
@@ -371,15 +368,19 @@ export function render(root, view, ctx) {
     );
   }
 
-  function spendForm(t) {
+  function reactionBlock(accept, spend) {
+    // after the roll: one pool point (if any is left and none was used on this test), or accept the dice
+    const who = byId[accept.combatant];
     return h(
       "section",
-      { class: "ep-builder ep-spend", dataset: { testid: `ep-spend-${t.combatant}` } },
-      h("h2", {}, t.label),
-      h("div", { class: "ep-methods" }, t.choices.map((c) => h("button", {
+      { class: "ep-builder ep-spend", dataset: { testid: `ep-spend-${accept.combatant}` } },
+      h("h2", {}, `${who ? who.name : accept.combatant}: after the roll`),
+      spend ? h("div", { class: "ep-methods" }, spend.choices.map((c) => h("button", {
         type: "button", class: "big ep-spend-choice", dataset: { testid: `ep-spend-${c.pool}-${c.use}` },
-        onclick: () => ctx.send({ type: "spend", combatant: t.combatant, pool: c.pool, use: c.use }),
-      }, c.label))),
+        onclick: () => ctx.send({ type: "spend", combatant: spend.combatant, pool: c.pool, use: c.use }),
+      }, c.label))) : null,
+      h("button", { type: "button", class: "big primary ep-accept", dataset: { testid: `ep-accept-${accept.combatant}` },
+        onclick: () => ctx.send({ type: "accept", combatant: accept.combatant }) }, "Accept the dice"),
     );
   }
 
