@@ -1130,6 +1130,16 @@ class AdndDemonIdol(RuleSystem):
             if charge is not None and not before(a, charge):
                 place(a, charge, -1, f"aimed at {_label(charge['combatant'], state)}, who charges: "
                                      "missiles and turning come first")
+        # a blow aimed at a charger still out of reach waits for the charge to arrive
+        for a in live:
+            if a["kind"] != "melee":
+                continue
+            charge = next((x for x in live if x["combatant"] == a.get("target") and x["kind"] == "charge"), None)
+            if charge is None or chebyshev(combatants[a["combatant"]], combatants[charge["combatant"]]) <= 1:
+                continue
+            if before(a, charge):
+                place(a, charge, 1, f"{_label(charge['combatant'], state)} is charging from out of reach: "
+                                    "this blow waits for the charge to arrive")
         # melee against a caster: speed factor (or the caster's die) against the casting time
         for a in live:
             s = caster_act.get(a.get("target") or "")
@@ -1230,7 +1240,7 @@ class AdndDemonIdol(RuleSystem):
         able_at_start = {a["combatant"]: _able(state["combatants"][a["combatant"]]) for a in group}
         for a in group:
             c = state["combatants"][a["combatant"]]
-            if not able_at_start[a["combatant"]] and not a.get("always"):
+            if not able_at_start[a["combatant"]]:
                 a["status"] = "lost"
                 events.append(event("action.lost", f"{c['name']} is {c['condition']}: the action is lost.",
                                     combatant=a["combatant"], action=a["id"]))

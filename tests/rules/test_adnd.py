@@ -1055,3 +1055,27 @@ def test_on_a_tie_a_spell_aimed_at_a_shooter_is_ordered_by_the_casters_die() -> 
     state, _ = declare(state, "arch", "missile", "fig")
     state, _ = run(state, "roll_initiative", [3, 3])  # 2 against 3: the spell first
     assert groups(state) == [["fig"], ["mage"], ["arch"]]
+
+
+def test_a_winning_blow_at_a_distant_charger_waits_and_meets_the_charge() -> None:
+    state = new_battle([fighter("fig", weapon="spear"), fighter("orc", "B", hp=20)])
+    state = put(put(state, "fig", 5, 1), "orc", 5, 5)
+    state, _ = declare(state, "fig", "melee", "orc")
+    state, _ = declare(state, "orc", "charge", "fig")
+    state, _ = run(state, "roll_initiative", [6, 1])
+    assert groups(state) == [["orc"], ["fig"]]
+    assert "waits for the charge to arrive" in state["queue"][1]["why"][-1]
+    # the spear (8 ft) meets the orc's long sword (3.5 ft) first; the blow is spent on the charge
+    state, events = run(state, "resolve_all", [20, 5, 3])
+    assert [e["data"]["attacker"] for e in events if e["type"].startswith("attack.")] == ["fig", "orc"]
+    assert state["phase"] == "bleeding"
+
+
+def test_a_monster_slain_by_missiles_does_not_claw_on_a_tie() -> None:
+    state = new_battle([fighter("bow", missile="long_bow"), fighter("rat", "B", weapon="natural", damage="1d3",
+                                                                   hp=2, dies_at_zero=True)])
+    state, _ = declare(state, "bow", "missile", "rat")
+    state, _ = declare(state, "rat", "melee", "bow")
+    state, _ = run(state, "roll_initiative", [2, 2])
+    state, events = run(state, "resolve_all", [20, 4, 1])
+    assert "Rat is dead: the action is lost." in texts(events)
