@@ -204,7 +204,7 @@ export function render(root, view, ctx) {
         form.fields[0].choices.map(([v, label]) => h("option", { value: v, selected: (s ? s.kind : "none") === v }, label)));
       const damage = h("input", { type: "number", min: 0, max: 99, value: s ? s.damage : 0, "aria-label": "Damage", inputmode: "numeric" });
       box.push(h("div", { class: "ol-structure-form" }, kind, damage,
-        h("button", { type: "button", onclick: () => ctx.send({ type: "set_structure", side: key, structure: kind.value, damage: Number(damage.value) }) }, "Place")));
+        h("button", { type: "button", dataset: { testid: `place-structure-${key}` }, onclick: () => ctx.send({ type: "set_structure", side: key, structure: kind.value, damage: Number(damage.value) }) }, "Place")));
     }
     return box.length ? h("div", { class: "ol-structure-box" }, box) : null;
   }
@@ -302,12 +302,38 @@ export function render(root, view, ctx) {
       removals[s.id] ? h("button", { type: "button", class: "ol-small", onclick: () => ctx.send({ type: "remove_special", special: s.id }) }, "Remove") : null));
     let form = null;
     if (addSpecial) {
-      const preset = h("select", { "aria-label": "Special attack", dataset: { testid: "special-preset" }, onchange: (ev) => { specialDraft.preset = ev.target.value; } },
-        (view.special_library || []).map((p) => h("option", { value: p.key, selected: p.key === specialDraft.preset }, `${p.name} (${p.attacks}×${p.rating}, ${p.reach === "any" ? "any man" : "front row"})`)));
+      const preset = h("select", {
+        "aria-label": "Special attack",
+        dataset: { testid: "special-preset" },
+        onchange: (ev) => { specialDraft.preset = ev.target.value; render(root, view, ctx); },
+      },
+      (view.special_library || []).map((p) => h("option", { value: p.key, selected: p.key === specialDraft.preset }, `${p.name} (${p.attacks}×${p.rating}, ${p.reach === "any" ? "any man" : "front row"})`)),
+      h("option", { value: "", selected: specialDraft.preset === "" }, "Your own…"));
       const side = h("select", { "aria-label": "Fights for", onchange: (ev) => { specialDraft.side = ev.target.value; } },
         ["A", "B"].map((s) => h("option", { value: s, selected: s === specialDraft.side }, `for side ${s}`)));
-      form = h("div", { class: "ol-special-form button-row" }, preset, side,
-        h("button", { type: "button", dataset: { testid: "add-special" }, onclick: () => ctx.send({ type: "add_special", preset: preset.value, side: side.value }) }, "Add"));
+      const own = specialDraft.preset === "";
+      const input = (name, label, attrs) => h("label", { class: "ol-own-field" }, h("span", {}, label), h("input", { name, ...attrs }));
+      const ownFields = own ? h("div", { class: "ol-own-special" },
+        input("name", "Name", { type: "text", maxlength: 40, value: "Battle spell", dataset: { testid: "special-name" } }),
+        input("attacks", "Attacks", { type: "number", min: 1, max: 100000, value: 10, inputmode: "numeric" }),
+        input("rating", "Attack rating", { type: "number", min: 1, max: 10000, value: 100, inputmode: "numeric" }),
+        input("rounds", "Rounds (0 = every round)", { type: "number", min: 0, max: 1000, value: 1, inputmode: "numeric" }),
+        h("label", { class: "ol-own-field" }, h("span", {}, "Reach"),
+          h("select", { name: "reach" }, h("option", { value: "any" }, "any man"), h("option", { value: "front" }, "front row only")))) : null;
+      const add = () => {
+        const decl = { type: "add_special", side: side.value };
+        if (own) {
+          for (const el of ownFields.querySelectorAll("input, select")) {
+            decl[el.name] = el.type === "number" ? Number(el.value) : el.value;
+          }
+        } else {
+          decl.preset = preset.value;
+        }
+        ctx.send(decl);
+      };
+      form = h("div", { class: "ol-special-form" },
+        h("div", { class: "button-row" }, preset, side, h("button", { type: "button", dataset: { testid: "add-special" }, onclick: add }, "Add")),
+        ownFields);
     }
     return h("section", { class: "ol-card ol-specials" }, h("h2", {}, "Special attacks"),
       items.length ? h("ul", {}, items) : h("p", { class: "muted" }, "None: dragons and battle spells go here."), form);
