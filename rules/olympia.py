@@ -11,11 +11,15 @@ random numbers in a few vectorised calls of ``dice.integers``. Nothing is approx
 attacker picks his own target uniformly among the valid target slots, hits are never redirected,
 and the fallen leave only when the phase is over.
 
-Order in which a phase uses the dice (what a test must script, side A's attacks before side B's):
+Order in which a phase uses the dice (what a test must script, side A's attacks before side B's;
+in the special phase, first one key per special attack when there are several, the smallest
+key going first, then each special attack's picks and rolls in that order). Units are taken
+by row, then in lineup order; within a unit the noble comes first, then his troops in table order.
 
 1. if the attacks of a side are capped: one key per eligible attacker (``0 .. 2**62-1``); the
    attackers with the smallest keys strike;
-2. one target pick per attack (``0 .. T-1`` over the target slots, in slot order);
+2. one target pick per attack (``0 .. T-1`` over the enemy's target slots: its men and nobles in
+   unit order, a group split by the shelter with the sheltered men first, the structure last);
 3. one hit roll per attack: a roll of ``1 .. d`` hits on ``a`` or less, where ``a : d`` is
    attack : (attack + defence) in lowest terms. The rolls come in batches of equal odds, the
    batches in the order of their first attack, each batch in attack order (attackers in unit
@@ -202,7 +206,24 @@ class Attackers:
 
 
 class Olympia(RuleSystem):
-    """The Olympia battle procedure for large armies."""
+    """The Olympia battle procedure for large armies.
+
+    A noble with two knights against a noble with two pikemen, one melee phase with scripted dice:
+
+    >>> from rules.dice import ScriptedDice
+    >>> olympia, gm = Olympia(), Viewer.gm()
+    >>> lineup = [{"name": "Osswid", "side": "A", "knight": 2}, {"name": "Brennan", "side": "B", "pikeman": 2}]
+    >>> state, _ = olympia.setup(lineup, {}, ScriptedDice([]))
+    >>> state, _ = olympia.apply(state, {"type": "begin"}, gm, ScriptedDice([]))
+    >>> picks_a, rolls_a = [0, 1, 0], [4, 9, 13]   # Osswid hits a pikeman, one knight hits, one misses
+    >>> picks_b, rolls_b = [1, 1, 0], [8, 1, 2]    # Brennan and a pikeman both hit knight 1: he dies once
+    >>> dice = ScriptedDice(picks_a + rolls_a + picks_b + rolls_b)
+    >>> state, events = olympia.apply(state, {"type": "step", "by": "phase"}, gm, dice)
+    >>> state["combatants"]["c1"]["troops"], state["combatants"]["c2"]["troops"]
+    ({'knight': 1}, {})
+    >>> [t["total"] for t in events[0]["data"]["totals"].values()]
+    [340, 160]
+    """
 
     id: ClassVar[str] = "olympia"
     name: ClassVar[str] = "Olympia mass battles"
