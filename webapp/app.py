@@ -45,7 +45,7 @@ def create_app(config: Config | None = None, **overrides: Any) -> Flask:
         n = config.trusted_proxies
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=n, x_proto=n, x_host=n)  # type: ignore[method-assign]
 
-    engine = make_engine(config.database_url)
+    engine = make_engine(config.database_url, timeout=config.db_timeout)
     create_tables(engine)
 
     from . import sockets, views

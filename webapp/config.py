@@ -33,6 +33,8 @@ class Config:
     #: socket payloads larger than this are refused (bytes of JSON)
     max_payload_bytes: int = 64_000
     cors_allowed_origins: str | list[str] | None = None
+    #: seconds a write waits for the database (SQLite lock, PostgreSQL connection) before failing clearly
+    db_timeout: float = 30.0
     #: how many reverse proxies in front set X-Forwarded-For/-Proto/-Host (0: trust none); the join
     #: rate limit counts attempts per client address, so behind nginx this must be 1
     trusted_proxies: int = 0
@@ -70,6 +72,7 @@ def load_config(**overrides: object) -> Config:
         async_mode=env.get("BATTLEBOARD_ASYNC_MODE", "threading"),
         public_url=env.get("BATTLEBOARD_PUBLIC_URL") or None,
         trusted_proxies=_int(env.get("BATTLEBOARD_TRUSTED_PROXIES"), 0),
+        db_timeout=float(_int(env.get("BATTLEBOARD_DB_TIMEOUT"), 30)),
     )
     for key, value in overrides.items():
         if not hasattr(config, key):

@@ -18,10 +18,13 @@ def normalise_url(url: str) -> str:
     return url
 
 
-def make_engine(url: str) -> Engine:
+def make_engine(url: str, *, timeout: float = 30.0) -> Engine:
+    """The engine. ``timeout``: how long a write waits for a lock (SQLite) or a connection (PostgreSQL)
+    before the command fails with a clear "unavailable" error instead of hanging."""
     url = normalise_url(url)
+    busy_ms = int(timeout * 1000)
     if url.startswith("sqlite"):
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": timeout})
 
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_connection, _record):  # type: ignore[no-untyped-def]
@@ -29,11 +32,19 @@ def make_engine(url: str) -> Engine:
             cursor.execute("PRAGMA journal_mode=WAL")
             cursor.execute("PRAGMA synchronous=NORMAL")
             cursor.execute("PRAGMA foreign_keys=ON")
-            cursor.execute("PRAGMA busy_timeout=30000")
+            cursor.execute(f"PRAGMA busy_timeout={busy_ms}")
             cursor.close()
 
         return engine
-    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+    # pool_pre_ping: a connection that died while the database was away is replaced, not reused
+    return create_engine(
+        url,
+        pool_pre_ping=True,
+        pool_size=10,
+        max_overflow=20,
+        pool_timeout=timeout,
+        connect_args={"connect_timeout": max(1, min(int(timeout), 10))},
+    )
 
 
 def create_tables(engine: Engine) -> None:
