@@ -845,10 +845,13 @@ LINEUP = [
 ]
 
 
-def play(seed: str, rounds: int = 12) -> tuple[dict[str, Any], list[str]]:
-    """A whole encounter from the reaction check to the end, every choice from the seeded dice."""
+def play(seed: str, rounds: int = 12, wild: bool = False, scale: str = "indoors") -> tuple[dict[str, Any], list[str]]:
+    """A whole encounter from the reaction check to the end, every choice from the seeded dice.
+
+    ``wild`` lets every combatant pick any action (spells, prepared actions, flight...) and sprinkles
+    cancellations, triggers and morale checks into the resolution."""
     dice = SeededDice(seed)
-    state, _ = S.setup(copy.deepcopy(LINEUP), {}, dice)
+    state, _ = S.setup(copy.deepcopy(LINEUP), {"scale": scale}, dice)
     log: list[str] = []
     clock = 1000.0
 
@@ -878,18 +881,32 @@ def play(seed: str, rounds: int = 12) -> tuple[dict[str, Any], list[str]]:
                 go({"type": "roll_order", "at": clock})
                 continue
             cid = template["combatant"]
-            options = [a for a in template["actions"] if a["kind"] in ("melee", "charge", "missile", "await")
-                       and (a["targets"] or not a["needs_target"])]
+            kinds = ("melee", "charge", "missile", "await") if not wild else tuple(a["kind"] for a in template["actions"])
+            options = [a for a in template["actions"] if a["kind"] in kinds and (a["targets"] or not a["needs_target"])]
             pick = options[dice.randint(1, len(options), "choice").total - 1]
             decl = {"type": "declare", "combatant": cid, "kind": pick["kind"], "at": clock}
-            if pick["needs_target"]:
-                decl["target"] = pick["targets"][0]["id"]
+            if pick["needs_target"] or (pick["kind"] == "spell" and pick["targets"]):
+                decl["target"] = pick["targets"][dice.randint(1, len(pick["targets"]), "target").total - 1]["id"]
+            if wild:
+                decl.update({"casting_time": dice.randint(1, 6, "ct").total, "damage": "1d4+1",
+                             "segments": dice.randint(1, 4, "segs").total,
+                             "prepared": dice.randint(1, 6, "prep").total == 1 and pick["kind"] not in ("none", "psionic"),
+                             "trigger": "when it moves"})
             seat = state["combatants"][cid]["seat"]
             go(decl, Viewer.player(seat) if seat else GM)
         elif phase == "initiative":
             go({"type": "roll_initiative"})
         elif phase == "resolution":
-            go({"type": "resolve_next"})
+            legal = S.view_for(state, GM)["legal"]
+            extra = [t for t in legal if t["type"] in ("cancel", "trigger")]
+            roll = dice.randint(1, 10, "mischief").total if wild else 10
+            if extra and roll <= 2:
+                t = extra[dice.randint(1, len(extra), "which").total - 1]
+                go({"type": t["type"], "combatant": t["combatant"]})
+            elif wild and roll == 3:
+                go({"type": "check_morale", "side": "AB"[dice.randint(0, 1, "side").total], "modifier": 10})
+            else:
+                go({"type": "resolve_next"})
         elif phase == "bleeding":
             go({"type": "bleed"})
         elif phase == "recap":
@@ -930,6 +947,17 @@ def test_property_any_seeded_encounter_stays_consistent(seed: str) -> None:
             assert c["hp"] <= 0
     for viewer in (SPECTATOR, Viewer.player("s1")):
         json.dumps(S.view_for(state, viewer))
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.text(min_size=1, max_size=12), scale=st.sampled_from(["indoors", "outdoors"]))
+def test_property_wild_encounters_never_break_the_rules(seed: str, scale: str) -> None:
+    state, log = play(seed, rounds=5, wild=True, scale=scale)
+    assert state["status"] == "ended"
+    assert all(isinstance(line, str) and line for line in log)
+    for c in state["combatants"].values():
+        assert c["condition"] in ("ok", "down", "dead", "fled")
+        assert (c["condition"] == "ok") == (c["hp"] > 0) or c["condition"] == "fled"
 
 
 @settings(max_examples=40, deadline=None)
