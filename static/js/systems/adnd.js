@@ -272,7 +272,12 @@ export function render(root, view, ctx) {
       if (ack && ack.ok) { draft = {}; }
     };
     const ready = action && (!action.needs_target || draft.target);
-    return h("section", { class: "ad-card ad-declare", dataset: { testid: "declare-form" } },
+    const switcher = templates.length > 1 ? h("div", { class: "button-row ad-switch" }, templates.map((x) => h("button", {
+      type: "button", class: x.combatant === t.combatant ? "selected" : "", dataset: { testid: `declare-for-${x.combatant}` },
+      onclick: () => { draftFor = x.combatant; draft = {}; selected = x.combatant; render(root, view, ctx); },
+    }, byId[x.combatant] ? byId[x.combatant].name : x.combatant))) : null;
+    return h("section", { class: "ad-card ad-declare", dataset: { testid: "declare-form", combatant: t.combatant } },
+      switcher,
       h("h2", {}, t.label),
       t.clock ? h("p", { class: "ad-clock" }, h("span", { class: "ad-clock-text", dataset: { testid: "clock" } }, "")) : null,
       letters.map((letter) => h("div", { class: "ad-letter-row" },
