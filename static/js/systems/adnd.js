@@ -36,10 +36,10 @@ export function render(root, view, ctx) {
   }
   if (target && (!selected || !view.charges[selected] || !view.charges[selected].targets[target])) target = null;
 
-  const declareTemplate = legal.find((t) => t.type === "declare");
-  if (!declareTemplate || declareTemplate.combatant !== draftFor) {
+  const declareTemplates = legal.filter((t) => t.type === "declare");
+  if (!declareTemplates.some((t) => t.combatant === draftFor)) {
     draft = {};
-    draftFor = declareTemplate ? declareTemplate.combatant : null;
+    draftFor = declareTemplates.length ? declareTemplates[0].combatant : null;
   }
 
   const gridBox = h("div", { class: "ad-grid", dataset: { testid: "ad-grid" } });
