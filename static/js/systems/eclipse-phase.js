@@ -300,6 +300,7 @@ export function render(root, view, ctx) {
       const enemy = targets.find((x) => attacker && x.side !== attacker.side) || targets[0];
       builder.target = enemy ? enemy.id : null;
     }
+    if (!t.pools.some(([id]) => id === builder.pool)) builder.pool = "none";
     const usable = t.weapons.filter((w) => w.preview[builder.target]);
     if (builder.weapon === null || !usable.some((w) => w.index === builder.weapon)) builder.weapon = usable.length ? usable[0].index : null;
     const weapon = t.weapons.find((w) => w.index === builder.weapon);
@@ -352,6 +353,7 @@ export function render(root, view, ctx) {
   }
 
   function defendForm(t) {
+    if (!t.pools.some(([id]) => id === defence.pool)) defence.pool = "none";
     return h(
       "section",
       { class: "ep-builder ep-defend", dataset: { testid: "ep-defend" } },
