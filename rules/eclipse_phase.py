@@ -31,7 +31,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from .core import Event, Field, RuleSystem, State, Viewer, event
+from .core import Event, Field, RuleSystem, State, Viewer, combatant_visibility, event
 from .dice import DiceSource
 from .errors import IllegalDeclaration, InvalidDeclaration
 
@@ -1240,10 +1240,14 @@ class EclipsePhase(RuleSystem):
         c["damage"], c["wounds"] = damage, wounds
         before = c["state"]
         c["state"] = "dead" if damage >= c["death_rating"] else "incapacitated" if damage >= c["durability"] else "ok"
-        text = f"GM sets {c['name']} to {damage} damage and {_count(wounds, 'wound')}"
-        if c["state"] != before:
-            text += f" ({c['state'] if c['state'] != 'ok' else 'back in the fight'})"
-        events.append(event("combatant.adjusted", text + ".", combatant=c["id"], damage=damage, wounds=wounds))
+        change = f" ({c['state'] if c['state'] != 'ok' else 'back in the fight'})" if c["state"] != before else ""
+        # the damage total is hidden from other seats and spectators unless the GM reveals numbers
+        events.append(event("combatant.adjusted", f"GM sets {c['name']} to {damage} damage and "
+                            f"{_count(wounds, 'wound')}{change}.", visibility=combatant_visibility(c["id"]),
+                            combatant=c["id"], damage=damage, wounds=wounds))
+        if not state["reveal_health"]:
+            events.append(event("combatant.adjusted", f"GM corrects {c['name']}'s injuries: "
+                                f"{_count(wounds, 'wound')}{change}.", combatant=c["id"], wounds=wounds))
         if state["active"] == c["id"] and not _able(c):
             self._end_turn(state, dice, events)
         self._check_end(state, events)

@@ -838,6 +838,10 @@ def test_gm_corrects_damage_and_wounds():
     state, events = play(state, {"type": "adjust", "combatant": "d", "damage": 45, "wounds": 3}, GM)
     assert state["combatants"]["d"]["state"] == "incapacitated" and state["status"] == "ended"
     assert "incapacitated" in events[0]["text"]
+    # the damage total reaches the GM and Dov's player only
+    for viewer, sees in ((GM, True), (SD, True), (SA, False), (SPECTATOR, False)):
+        text = " ".join(e["text"] for e in visible_events(events, viewer, state))
+        assert ("45 damage" in text) is sees and "3 wounds" in text
     with pytest.raises(NotPermitted):
         EP.authorize(duel(), {"type": "adjust", "combatant": "d", "damage": 0, "wounds": 0}, SD)
     with pytest.raises(InvalidDeclaration):
