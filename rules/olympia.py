@@ -148,7 +148,8 @@ KEY_HIGH = 2**62 - 1  # range of the random keys that choose who strikes when at
 PAIR_RECORDS = 48  # more (attacker group, target) pairs than this in one strike: records per kind instead
 SMALL_PAIR = 40  # a pair of (attacker group, target) with at most this many rolls shows every face
 REPORT_KEEP = 12  # phase reports kept in the state (the events hold them all)
-MAX_ROUNDS_PER_STEP = 10_000
+MAX_ROUNDS_PER_STEP = 1_000  # a "to the end" step pauses after this many rounds (no round limit in the rules)
+FACES_KEPT_PHASES = 6  # a "to the end" step shows the single faces of only its last phases
 
 SPECIAL_LIBRARY: dict[str, dict[str, Any]] = {
     "dragon_fire": {"name": "Dragon fire", "attacks": 20, "rating": 150, "reach": "any", "rounds": 0},
@@ -583,6 +584,17 @@ class Olympia(RuleSystem):
             first = state["round"]
             while state["status"] == "active" and state["round"] - first < MAX_ROUNDS_PER_STEP:
                 events += self._next_phase(state, dice)
+            if state["status"] == "active":
+                events.append(event(
+                    "battle.paused",
+                    f"After {MAX_ROUNDS_PER_STEP:,} more rounds no side has broken yet: step again to fight on.",
+                    round=state["round"],
+                ))
+            # a long fight keeps every roll summary, but the single faces only of its last phases
+            resolved = [e for e in events if e["type"] == "phase.resolved"]
+            for e in resolved[:-FACES_KEPT_PHASES]:
+                for roll in e["rolls"]:
+                    roll["faces"] = []
         return events
 
     def _next_phase(self, state: State, dice: DiceSource) -> list[Event]:

@@ -799,3 +799,20 @@ def test_any_declaration_is_accepted_or_refused_cleanly(kind, body, active) -> N
         json.dumps(new)
         json.dumps(events)
     assert state == frozen
+
+
+def test_a_very_long_fight_pauses_and_goes_on() -> None:
+    # one peasant (attack 1) against a noble who cannot strike back and defends at 1000:
+    # a hit in 1 of 1001 rounds; with this seed none comes in the first thousand
+    state, _ = start([noble("a", "A", peasant=1, noble_attack=0), noble("b", "B", noble_attack=0, noble_defence=1000)])
+    new, events = SYSTEM.apply(state, {"type": "step", "by": "battle"}, GM, SeededDice("long-0"))
+    assert new["status"] == "active" and new["round"] == 1001
+    assert events[-1]["type"] == "battle.paused"
+    resolved = of_type(events, "phase.resolved")
+    assert len(resolved) == 1000
+    assert all(not r["faces"] for e in resolved[:-6] for r in e["rolls"])
+    assert resolved[-1]["rolls"][-1]["faces"]
+    assert len(new["report"]) == 12
+    # no round limit: stepping again fights on
+    later, _ = SYSTEM.apply(new, {"type": "step", "by": "round"}, GM, SeededDice("long-1"))
+    assert later["round"] == 1002 or later["status"] == "ended"
