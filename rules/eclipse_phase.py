@@ -705,6 +705,14 @@ class EclipsePhase(RuleSystem):
                  "target": target_number(skill, mods)} for m, label, skill, sl in options]
 
     # --- apply ------------------------------------------------------------------------------------
+    def authorize(self, state: State, declaration: Mapping[str, Any], viewer: Viewer) -> None:
+        """The generic checks, after making sure a named combatant is at least an id (not a list or object)."""
+        if isinstance(declaration, Mapping) and "combatant" in declaration:
+            cid = declaration["combatant"]
+            if cid is not None and not isinstance(cid, str):
+                raise InvalidDeclaration("combatant must be a combatant id")
+        super().authorize(state, declaration, viewer)
+
     def apply(
         self, state: State, declaration: Mapping[str, Any], viewer: Viewer, dice: DiceSource
     ) -> tuple[State, list[Event]]:
@@ -758,7 +766,7 @@ class EclipsePhase(RuleSystem):
         value = declaration.get(key, default)
         if value is None:
             value = default
-        if value not in allowed:
+        if not isinstance(value, str) or value not in allowed:
             raise InvalidDeclaration(f"{key} must be one of {', '.join(allowed)} (got {value!r})")
         return value
 

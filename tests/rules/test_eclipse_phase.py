@@ -26,7 +26,7 @@ from rules.eclipse_phase import (
     wound_threshold,
     wounds_from,
 )
-from rules.errors import IllegalDeclaration, InvalidDeclaration, NotPermitted
+from rules.errors import IllegalDeclaration, InvalidDeclaration, NotPermitted, RulesError
 
 EP = EclipsePhase()
 GM = Viewer.gm()
@@ -930,3 +930,31 @@ def test_random_legal_play_keeps_every_invariant(seed):
             assert state["active"] is not None and state["combatants"][state["active"]]["state"] == "ok"
         for c in state["combatants"].values():
             assert c["damage"] >= 0 and c["pools"]["flex"] >= 0 and c["pools"]["vigor"] >= 0
+
+
+JUNK = st.one_of(st.none(), st.booleans(), st.integers(-5, 120), st.floats(allow_nan=True), st.text(max_size=6),
+                 st.lists(st.integers(), max_size=2), st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+                 st.sampled_from(["a", "d", "fray", "melee", "flex", "vigor", "flip", "burst", "blind", "surprised"]))
+KEYS = ["combatant", "target", "weapon", "mode", "bonus", "pool", "method", "use", "x", "y", "label", "value",
+        "applies", "lasting", "condition", "on", "complex", "damage", "wounds", "visibility", "charge"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(["move", "attack", "defend", "spend", "accept", "end_turn", "full_defence", "aim", "stand",
+                        "cancel_attack", "modifier", "clear_modifiers", "condition", "reveal", "advance", "adjust",
+                        "teleport", "__init__", ""]),
+       st.dictionaries(st.sampled_from(KEYS), JUNK, max_size=6), st.sampled_from([GM, SA, SD, SPECTATOR]),
+       st.booleans())
+def test_junk_declarations_only_raise_rules_errors(kind, fields, viewer, pending):
+    state = duel(gap=1)
+    if pending:
+        state, _ = attack(state)
+    decl = {"type": kind, **fields}
+    frozen = copy.deepcopy(state)
+    try:
+        EP.authorize(state, decl, viewer)
+        new, _ = EP.apply(state, decl, viewer, SeededDice("junk"))
+        json.dumps(new)
+    except RulesError:
+        pass
+    assert state == frozen
