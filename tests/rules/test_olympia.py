@@ -710,16 +710,21 @@ troop_counts = st.dictionaries(
     a=troop_counts, b=troop_counts, behind_a=st.integers(0, 3), behind_b=st.integers(0, 3),
     structure=st.sampled_from(["none", "tower", "galley", "castle"]), terrain=st.sampled_from(["plain", "sea", "forest"]),
     bp=st.integers(0, 100), seed=st.text(min_size=1, max_size=8),
+    extras=st.fixed_dictionaries({"opening_volley": st.booleans(), "prisoners": st.booleans(), "weather": st.sampled_from(["clear", "wind", "rain"])}),
+    special=st.sampled_from([None, "fireball", "giant"]),
 )
-def test_battles_always_lose_strength_and_end(a, b, behind_a, behind_b, structure, terrain, bp, seed) -> None:
+def test_battles_always_lose_strength_and_end(a, b, behind_a, behind_b, structure, terrain, bp, seed, extras, special) -> None:
     lineup = [
         noble("a1", "A", leader=True, soldier=3),
         noble("a2", "A", behind=behind_a, **a),
         noble("b1", "B", leader=True),
         noble("b2", "B", behind=behind_b, **b),
     ]
-    options = {"structure_b": structure, "terrain": terrain, "break_point_a": bp, "terrain_defence": True, "weather": "wind"}
-    state, _ = start(lineup, options)
+    options = {"structure_b": structure, "terrain": terrain, "break_point_a": bp, "terrain_defence": True, **extras}
+    state, _ = start(lineup, options, begin=False)
+    if special:
+        state, _ = SYSTEM.apply(state, {"type": "add_special", "preset": special, "side": "A"}, GM, ScriptedDice([]))
+    state, _ = SYSTEM.apply(state, {"type": "begin"}, GM, ScriptedDice([]))
     frozen = copy.deepcopy(state)
     dice = SeededDice(seed)
     previous = SYSTEM._totals(state)
