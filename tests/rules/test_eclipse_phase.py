@@ -958,3 +958,18 @@ def test_junk_declarations_only_raise_rules_errors(kind, fields, viewer, pending
     except RulesError:
         pass
     assert state == frozen
+
+
+STAT_KEYS = [f.name for f in EP.combatant_fields()] + ["name", "side", "controller", "seat", "id"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.dictionaries(st.sampled_from(STAT_KEYS), JUNK, max_size=8), max_size=4),
+       st.dictionaries(st.sampled_from(["metres_per_square", "width", "height", "reveal_health"]), JUNK, max_size=3))
+def test_junk_lineups_only_raise_rules_errors(entries, options):
+    lineup = [{**base(name=f"N{i}", side="AB"[i % 2]), **entry} for i, entry in enumerate(entries)]
+    try:
+        state, _ = EP.setup(lineup, options, SeededDice("lineup"))
+    except RulesError:
+        return
+    json.dumps(EP.view_for(state, SPECTATOR))
