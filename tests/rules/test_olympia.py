@@ -821,3 +821,34 @@ def test_a_very_long_fight_pauses_and_goes_on() -> None:
     # no round limit: stepping again fights on
     later, _ = SYSTEM.apply(new, {"type": "step", "by": "round"}, GM, SeededDice("long-1"))
     assert later["round"] == 1002 or later["status"] == "ended"
+
+
+def test_the_report_matches_what_happened() -> None:
+    state, events = fight("report", n=300)
+    start_state, _ = start([
+        noble("a1", "A", leader=True, soldier=300, pikeman=150, knight=30),
+        noble("a2", "A", behind=1, archer=150),
+        noble("b1", "B", leader=True, heavy_foot=75, cavalier=30, fanatic=300),
+        noble("b2", "B", behind=2, heavy_crossbowman=60, catapult=3),
+    ], {"structure_a": "tower"})
+    reported: dict[str, dict[str, int]] = {"A": {}, "B": {}}
+    for e in of_type(events, "phase.resolved"):
+        for side, lost in e["data"]["losses"].items():
+            for kind, n in lost.items():
+                reported[side][kind] = reported[side].get(kind, 0) + n
+    for side in "AB":
+        before: dict[str, int] = {}
+        after: dict[str, int] = {}
+        for cid, c in state["combatants"].items():
+            if c["side"] != side:
+                continue
+            for kind, n in start_state["combatants"][cid]["troops"].items():
+                before[kind] = before.get(kind, 0) + n
+            for kind, n in c["troops"].items():
+                after[kind] = after.get(kind, 0) + n
+        assert reported[side] == {k: before[k] - after.get(k, 0) for k in before if before[k] != after.get(k, 0)}
+    fallen = {e["data"]["combatant"] for e in events if e["type"] in ("noble.wounded", "noble.killed")}
+    assert fallen == {cid for cid, c in state["combatants"].items() if c["state"] != "fighting"}
+    last = of_type(events, "phase.resolved")[-1]["data"]["totals"]
+    assert {s: last[s]["total"] for s in "AB"} == {s: SYSTEM.view_for(state, SPECTATOR)["sides"][s]["total"] for s in "AB"}
+    assert state["outcome"]["text"] == of_type(events, "battle.ended")[0]["text"]
