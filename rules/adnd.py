@@ -1754,10 +1754,18 @@ class AdndDemonIdol(RuleSystem):
                 state = {**state, "phase": "preview"}
             retaliators = self._retaliators(state, cid, tid)
             state = {**state, "phase": phase}
+            arrival = self._arrival(state, cid, tid)
+            stop = max(0.0, centre - per_inch - float(length))
+            path = []
+            for seg in range(1, (arrival or 10) + 1):
+                travelled = min(seg * step, stop)
+                f = travelled / centre if centre else 0.0
+                path.append([round(c["x"] + (t["x"] - c["x"]) * f, 3), round(c["y"] + (t["y"] - c["y"]) * f, 3)])
             targets[tid] = {
                 "distance_feet": round(max(0.0, centre - per_inch), 2),
-                "arrival_segment": self._arrival(state, cid, tid),
+                "arrival_segment": arrival,
                 "retaliators": retaliators,
+                "path": path,
             }
         return {
             "move": c["move"],
@@ -1880,6 +1888,7 @@ class AdndDemonIdol(RuleSystem):
         return {"combatant": awaited, "name": _label(awaited, state), "seat": state["combatants"][awaited]["seat"],
                 "open_at": decl["open_at"], "paused_since": decl["paused_since"],
                 "server_time": state.get("last_at"),
+                "delay_at_server_time": delay_segments(self._elapsed(state, state.get("last_at"))),
                 "paused_total": decl["paused_total"], "seconds_per_segment": SECONDS_PER_SEGMENT}
 
     def _procedure(self, state: State, viewer: Viewer) -> dict[str, Any]:

@@ -243,6 +243,8 @@ def test_six_second_rule_with_a_pausable_clock() -> None:
     state, _ = run(state, "pause_clock", at=103.0)  # a question to the DM
     assert "clock paused" in S.view_for(state, GM)["procedure"]["pending"][0]
     state, _ = run(state, "resume_clock", at=110.0)
+    clock = S.view_for(state, Viewer.player("s1"))["clock"]
+    assert (clock["server_time"], clock["paused_total"], clock["delay_at_server_time"]) == (110.0, 7.0, 0)
     state, events = declare(state, "aldo", "melee", "orc", viewer=Viewer.player("s1"), at=115.9)
     # 3 s before the pause and 5.9 s after: 8.9 s, one full 6 seconds
     assert state["declarations"]["aldo"]["delay"] == 1
@@ -572,7 +574,8 @@ def test_charge_view_for_the_board() -> None:
     ch = view["charges"]["fig"]
     assert ch["per_segment_feet"] == 24 and ch["reach_feet"] == 240 and ch["reach_inches"] == 24
     assert ch["strike_radius_inches"][0] == pytest.approx((10 + 3.5 + 24) / 10)
-    assert ch["targets"]["orc"] == {"distance_feet": 40.0, "arrival_segment": 2, "retaliators": ["orc", "gob"]}
+    assert ch["targets"]["orc"] == {"distance_feet": 40.0, "arrival_segment": 2, "retaliators": ["orc", "gob"],
+                                    "path": [[4.4, 2.0], [5.65, 2.0]]}  # 24 ft, then stops 3.5 ft short
     assert "orc" not in view["charges"]  # an NPC's movement stays hidden from players
     assert "orc" in S.view_for(state, GM)["charges"]
     state, _ = run(state, "set_scale", scale="outdoors")

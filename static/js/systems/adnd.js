@@ -137,20 +137,9 @@ export function render(root, view, ctx) {
         if (t) highlights.push({ x: t.x, y: t.y, cls: tid === target ? "ad-target" : "ad-foe", label: info.arrival_segment ? `arrives segment ${info.arrival_segment}` : "out of reach this round" });
       }
       if (target && byId[target]) {
-        const t = byId[target];
         const info = ch.targets[target];
-        const dx = t.x - sel.x;
-        const dy = t.y - sel.y;
-        const dist = Math.hypot(dx, dy) || 1;
-        const points = [[sel.x, sel.y]];
-        const labels = [""];
-        const last = info.arrival_segment || 10;
-        for (let s = 1; s <= last; s++) {
-          const f = Math.min(1, (s * ch.per_segment_inches) / dist);
-          points.push([sel.x + dx * f, sel.y + dy * f]);
-          labels.push(String(s));
-          if (f >= 1) break;
-        }
+        const points = [[sel.x, sel.y], ...info.path];
+        const labels = ["", ...info.path.map((_, i) => String(i + 1))];
         paths.push({ points, labels, cls: info.arrival_segment ? "ad-path" : "ad-path ad-short" });
         for (const r of info.retaliators) {
           if (byId[r]) highlights.push({ x: byId[r].x, y: byId[r].y, cls: "ad-retaliator", label: `${byId[r].name} can strike back` });
