@@ -1110,3 +1110,43 @@ def test_a_monster_slain_by_missiles_does_not_claw_on_a_tie() -> None:
     state, _ = run(state, "roll_initiative", [2, 2])
     state, events = run(state, "resolve_all", [20, 4, 1])
     assert "Rat is dead: the action is lost." in texts(events)
+
+
+def test_the_dm_is_offered_the_current_step_in_every_phase() -> None:
+    def gm_types(state: dict[str, Any]) -> list[str]:
+        return [t["testid"] for t in S.view_for(state, GM)["legal"]]
+
+    state, _ = S.setup([fighter("fig", controller="seat", seat="s1"), fighter("orc", "B", hp=3, dies_at_zero=True)],
+                       {}, ScriptedDice([]))
+    assert gm_types(state)[:2] == ["gm-check_reaction", "gm-skip-reaction"]
+    state, _ = run(state, "check_reaction", skip=True)
+    assert gm_types(state)[:2] == ["gm-check_surprise", "gm-skip-surprise"]
+    state, _ = run(state, "check_surprise", [4, 4])
+    state, _ = run(state, "check_distance", [2])
+    assert state["encounter"]["distance"] == 6
+    assert gm_types(state)[:2] == ["gm-check_morale", "gm-skip-morale"]
+    state, _ = run(state, "check_morale", [10])
+    assert gm_types(state)[0] == "declare-orc"
+    state, _ = declare(state, "orc", "await")
+    assert gm_types(state)[0] == "gm-roll-order"
+    state, _ = run(state, "roll_order", at=5.0)
+    assert gm_types(state)[:2] == ["gm-clock", "declare-fig"]
+    state, _ = declare(state, "fig", "charge", "orc", viewer=Viewer.player("s1"), at=6.0)
+    assert gm_types(state)[0] == "gm-initiative"
+    state, _ = run(state, "roll_initiative", [5, 2])
+    assert gm_types(state)[:2] == ["gm-resolve-next", "gm-resolve-all"]
+    state, events = run(state, "resolve_all", [20, 3, 5])  # the waiting orc strikes back at the same length
+    assert "Orc takes 3 damage from Fig (3 to 0) and dies." in texts(events)
+    assert "Orc misses Fig: 5 against 15 needed." in texts(events)
+    assert gm_types(state)[:2] == ["gm-bleed", "gm-skip-bleeding"]
+    state, _ = run(state, "bleed")
+    assert S.view_for(state, SPECTATOR)["recap"]["lines"][-1] == ("One side can fight no more: time to end the "
+                                                                   "encounter.")
+    assert gm_types(state)[:2] == ["gm-next-round", "gm-end-encounter"]
+    state, events = run(state, "end_encounter")
+    assert gm_types(state)[0] == "gm-finish"
+    state, events = run(state, "finish")
+    assert state["outcome"] == {"winner": "A", "rounds": 1, "text": "The encounter ends: side A holds the field."}
+    assert S.view_for(state, GM)["legal"] == [] and S.outcome(state) == state["outcome"]
+    with pytest.raises(IllegalDeclaration, match="not running"):
+        run(state, "next_round")
