@@ -1,0 +1,103 @@
+"""An Olympia battle in real Chromium: the GM arranges two armies with a tower, a noble's player moves
+his unit and sets the break point from a 375 px phone, and a spectator watches it fought round by round."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.conftest import LiveServer
+
+pytestmark = pytest.mark.browser
+
+PHONE = {"viewport": {"width": 375, "height": 667}, "is_mobile": True, "has_touch": True, "device_scale_factor": 2}
+
+
+def counts(page: Any, side: str) -> dict[str, int]:
+    cells = page.locator(f"[data-testid=side-{side}] [data-testid^=troop-]")
+    return {cells.nth(i).get_attribute("data-testid"): int(cells.nth(i).get_attribute("data-count")) for i in range(cells.count())}
+
+
+def test_olympia_battle_round_by_round(browser: Any, live_server: LiveServer, shots: Path) -> None:
+    gm_context = browser.new_context(viewport={"width": 1400, "height": 900})
+    phone_context = browser.new_context(**PHONE)
+    watch_context = browser.new_context(viewport={"width": 1280, "height": 720})
+    try:
+        gm, phone, watch = gm_context.new_page(), phone_context.new_page(), watch_context.new_page()
+        gm.goto(live_server.url + "/")
+        gm.fill("[data-testid=table-name]", "Siege of the keep")
+        gm.select_option("[data-testid=table-system]", "olympia")
+        gm.click("[data-testid=create-table]")
+        gm.wait_for_selector("[data-testid=connection-status][data-state=live]")
+        for preset in ("Lord of the keep", "Knight commander", "Captain of archers"):
+            gm.select_option("[data-testid=preset]", label=preset)
+            gm.click("[data-testid=stat-save]")
+            gm.wait_for_selector(f"[data-testid=lineup] >> text={preset}")
+        gm.select_option("[data-testid=lineup-2] select[aria-label=side]", "A")
+        gm.wait_for_selector("[data-testid=lineup-2] select[aria-label=side] >> option:checked >> text=Side A", state="attached")
+
+        phone.goto(gm.get_attribute("[data-testid=join-link]", "href"))
+        phone.fill("[data-testid=join-name]", "Alice")
+        phone.click("[data-testid=join-submit]")
+        phone.wait_for_selector("[data-testid=connection-status][data-state=live]")
+        gm.wait_for_selector("[data-testid=lineup-controller-0] >> option:has-text('Player: Alice')", state="attached")
+        gm.select_option("[data-testid=lineup-controller-0]", label="Player: Alice")
+
+        watch.goto(gm.get_attribute("[data-testid=watch-link]", "href"))
+        watch.wait_for_selector("[data-testid=connection-status][data-state=live]")
+        gm.click("[data-testid=start-battle]")
+        gm.wait_for_selector("[data-testid=begin-battle]")
+
+        # Deployment from the phone: tap the unit, tap a row; set the break point. No sideways scrolling.
+        phone.click("[data-testid=unit-c1]")
+        phone.click("[data-testid=move-here-A-1]")
+        watch.wait_for_selector("[data-testid=row-A-1] [data-testid=unit-c1]")
+        phone.fill("[data-testid=break-point-A]", "40")
+        phone.click("[data-testid=set-break-point-A]")
+        watch.wait_for_selector("[data-testid=strength-A][data-threshold='1272']")
+        assert phone.evaluate("document.documentElement.scrollWidth") <= 375
+        box = phone.locator("[data-testid=set-break-point-A]").bounding_box()
+        assert box and box["height"] >= 44
+        assert phone.locator("[data-testid=step-phase]").count() == 0
+        assert watch.locator("[data-testid=begin-battle]").count() == 0
+
+        # The GM drags the unit back to the front, puts side B in a tower and begins.
+        gm.drag_and_drop("[data-testid=unit-c1]", "[data-testid=row-A-0]")
+        watch.wait_for_selector("[data-testid=row-A-0] [data-testid=unit-c1]")
+        gm.select_option("[data-testid=structure-kind-B]", "tower")
+        gm.click("[data-testid=place-structure-B]")
+        watch.wait_for_selector("[data-testid=structure-B][data-damage='0']")
+        gm.select_option("[data-testid=special-preset]", "")
+        gm.fill("[data-testid=special-name]", "Hail of stones")
+        gm.click("[data-testid=add-special]")
+        watch.wait_for_selector("[data-testid=special-s1] >> text=Hail of stones")
+        gm.click("[data-testid=begin-battle]")
+        gm.wait_for_selector("[data-testid=step-round]")
+        gm.screenshot(path=str(shots / "gm-ready.png"), full_page=True)
+
+        # Round by round until a side breaks; the spectator's counts only ever fall.
+        before = counts(watch, "B")
+        rounds = 0
+        while watch.locator("[data-testid=outcome]").count() == 0 and rounds < 30:
+            version = watch.get_attribute("[data-testid=battle]", "data-version")
+            gm.click("[data-testid=step-round]")
+            expect(watch.locator("[data-testid=battle]")).not_to_have_attribute("data-version", version or "")
+            after = counts(watch, "B")
+            assert all(after[k] <= before[k] for k in before)
+            before = after
+            rounds += 1
+        watch.wait_for_selector("[data-testid=outcome]")
+        outcome = watch.inner_text("[data-testid=outcome]")
+        assert "wins" in outcome or "tie" in outcome
+        report = watch.inner_text("[data-testid=report]")
+        assert "Round 1, melee" in report or "Round 1, missile attacks" in report
+        phone.wait_for_selector("[data-testid=outcome]")
+        watch.screenshot(path=str(shots / "spectator-end.png"), full_page=True)
+        phone.screenshot(path=str(shots / "phone-end.png"), full_page=True)
+    finally:
+        gm_context.close()
+        phone_context.close()
+        watch_context.close()
