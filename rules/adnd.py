@@ -93,18 +93,18 @@ LETTER_RANK = {letter: i for i, letter in enumerate(LETTERS)}
 #: (letter, kind) -> what it means, in the words the forms show
 ACTION_KINDS: dict[str, tuple[str, str]] = {
     "psionic": ("P", "Psionic combat"),
-    "flee": ("A", "Avoid: flee or get away"),
+    "flee": ("A", "Flee, get away"),
     "parley": ("B", "Parley"),
-    "await": ("C", "Wait to see what the other side does"),
-    "missile": ("D", "Shoot or throw missiles"),
+    "await": ("C", "Wait and see"),
+    "missile": ("D", "Shoot missiles"),
     "spell": ("D", "Cast a spell"),
-    "device": ("D", "Use a device (wand, potion, scroll...)"),
+    "device": ("D", "Use a device"),
     "turn": ("D", "Turn undead"),
-    "move": ("E", "Move (close in, reposition, fetch an item)"),
-    "charge": ("E", "Charge a foe"),
-    "custom": ("E", "Other task taking some segments (switch weapons, ready an item)"),
-    "set": ("F", "Set weapon against a charge"),
-    "melee": ("G", "Strike blows in melee"),
+    "move": ("E", "Move"),
+    "charge": ("E", "Charge"),
+    "custom": ("E", "Other task"),
+    "set": ("F", "Set vs. charge"),
+    "melee": ("G", "Melee"),
     "none": ("-", "Do nothing"),
 }
 TARGETED = {"missile", "melee", "charge", "turn"}

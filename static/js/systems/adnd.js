@@ -250,7 +250,6 @@ export function render(root, view, ctx) {
     const t = templates.find((x) => x.combatant === draftFor) || templates[0];
     if (draftFor !== t.combatant) { draftFor = t.combatant; draft = {}; }
     const action = t.actions.find((a) => a.kind === draft.kind);
-    const letters = [...new Set(t.actions.map((a) => a.letter))];
     const send = async () => {
       const d = { type: "declare", combatant: t.combatant, kind: draft.kind };
       for (const k of ["target", "spell", "casting_time", "damage", "segments", "trigger", "note", "x", "y"]) {
@@ -269,13 +268,11 @@ export function render(root, view, ctx) {
       switcher,
       h("h2", {}, t.label),
       t.clock ? h("p", { class: "ad-clock" }, h("span", { class: "ad-clock-text", dataset: { testid: "clock" } }, "")) : null,
-      letters.map((letter) => h("div", { class: "ad-letter-row" },
-        h("span", { class: "ad-letter-name muted" }, `${letter} · ${LETTER_NAMES[letter] || ""}`),
-        h("div", { class: "button-row" }, t.actions.filter((a) => a.letter === letter).map((a) => h("button", {
-          type: "button", class: `big ad-kind ${draft.kind === a.kind ? "selected" : ""}`, "aria-pressed": draft.kind === a.kind ? "true" : "false",
-          dataset: { testid: `kind-${a.kind}` },
-          onclick: () => { draft = { kind: a.kind }; if (a.targets.length === 1) draft.target = a.targets[0].id; render(root, view, ctx); },
-        }, a.label.replace(/^.{1,2} · /, "")))))),
+      h("div", { class: "ad-kinds" }, t.actions.map((a) => h("button", {
+        type: "button", class: `ad-kind ${draft.kind === a.kind ? "selected" : ""}`, "aria-pressed": draft.kind === a.kind ? "true" : "false",
+        dataset: { testid: `kind-${a.kind}` }, title: LETTER_NAMES[a.letter] || "",
+        onclick: () => { draft = { kind: a.kind }; if (a.targets.length === 1) draft.target = a.targets[0].id; render(root, view, ctx); },
+      }, h("span", { class: "ad-kind-letter" }, a.letter), h("span", { class: "ad-kind-label" }, a.label.replace(/^.{1,2} · /, ""))))),
       action && action.targets.length ? h("div", { class: "ad-targets" }, h("span", { class: "muted" }, "Target"),
         h("div", { class: "button-row" }, action.targets.map((tg) => h("button", {
           type: "button", class: `big ${draft.target === tg.id ? "selected" : ""}`, dataset: { testid: `target-${tg.id}` },
