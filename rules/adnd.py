@@ -345,6 +345,12 @@ HELP = [
              "if someone is surprised; outdoors 6d4 inches less the surprised side's die. Morale: 50% plus 5 "
              "per Hit Die above 1 plus 1 per hit point above the Hit Dice, plus adjustments; it holds when "
              "d100 plus the modifier is at most that score."},
+    {"title": "What the board leaves to the DM",
+     "text": "The board keeps the order, the clock, the dice and the bookkeeping. The DM still judges: what a "
+             "spell or a device does beyond plain damage (saving throws are rolled at the table), the result of "
+             "turning undead, psionic combat, parleys, pursuit, and where tokens stand (drag them). A charge "
+             "strikes once; retaliation is automatic for those who set a weapon, wait, or meant to strike the "
+             "charger. Use the hit point tool for healing and anything else the board does not track."},
     {"title": "Options",
      "text": "Scale: indoors (1 inch = 10 ft) or outdoors (1 inch = 10 yd), also switchable during the fight. "
              "Bleeding from exactly 0: off by default. Extra attacks for a much faster weapon on a tie: off by "
@@ -2071,6 +2077,10 @@ class AdndDemonIdol(RuleSystem):
             out.append({"type": "set_scale", "label": "Switch scale", "testid": "gm-scale",
                         "fields": [Field("scale", "Scale", "choice", state["scale"],
                                          choices=(("indoors", "Indoors"), ("outdoors", "Outdoors"))).to_dict()]})
+            out.append({"type": "set_hp", "label": "Set hit points (healing, adjustments)", "testid": "gm-set-hp",
+                        "fields": [Field("combatant", "Combatant", "choice", alive[0][0] if alive else "",
+                                         choices=tuple(alive)).to_dict(),
+                                   Field("hp", "Hit points", "int", 1, -20, 500).to_dict()]})
             down = [(cid, _label(cid, state)) for cid in state["order"]
                     if state["combatants"][cid]["condition"] == "down" and not state["combatants"][cid]["stable"]]
             if down:

@@ -370,7 +370,7 @@ export function render(root, view, ctx) {
   }
 
   function gmPanel() {
-    const steps = legal.filter((t) => !["declare", "move", "set_scale", "first_aid", "check_morale", "cancel", "trigger"].includes(t.type) ||
+    const steps = legal.filter((t) => !["declare", "move", "set_scale", "first_aid", "set_hp", "check_morale", "cancel", "trigger"].includes(t.type) ||
       (t.type === "check_morale" && view.phase === "morale"));
     if (!steps.length) return null;
     return h("section", { class: "ad-card ad-gm-steps", dataset: { testid: "gm-steps" } }, h("h2", {}, "DM: next step"),
@@ -378,7 +378,7 @@ export function render(root, view, ctx) {
   }
 
   function gmTools() {
-    const tools = legal.filter((t) => ["move", "set_scale", "first_aid"].includes(t.type) || (t.type === "check_morale" && view.phase !== "morale"));
+    const tools = legal.filter((t) => ["move", "set_scale", "first_aid", "set_hp"].includes(t.type) || (t.type === "check_morale" && view.phase !== "morale"));
     if (!tools.length) return null;
     return h("section", { class: "ad-card ad-gm-tools", dataset: { testid: "gm-tools" } }, h("h2", {}, "DM tools"),
       h("p", { class: "muted" }, "Drag a token to move it."),
