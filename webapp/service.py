@@ -100,6 +100,8 @@ class CommandResult:
     prev_version: int
     events: list[dict[str, Any]] = field(default_factory=list)
     duplicate: bool = False
+    #: the battle as the command left it (saves the broadcaster a read of the database)
+    battle: Battle | None = None
 
 
 Broadcaster = Callable[[CommandResult], None]
@@ -370,7 +372,7 @@ class BattleService:
             table.battle_id = battle.id
             s.add(table)
             s.commit()
-            result = CommandResult(battle.id, table.id, 1, 0, self._wire_events(1, events))
+            result = CommandResult(battle.id, table.id, 1, 0, self._wire_events(1, events), battle=battle)
         self._broadcast(result)
         return result
 
@@ -531,7 +533,16 @@ class BattleService:
                 except IntegrityError:
                     s.rollback()
                     raise StaleVersion("another command was applied at the same moment; look again and retry", current + 1) from None
-                result = CommandResult(battle_id, battle.table_id, new_version, current, self._wire_events(new_version, events))
+                after = Battle(
+                    id=battle.id,
+                    table_id=battle.table_id,
+                    system_id=battle.system_id,
+                    version=new_version,
+                    state=new_state,
+                    seed=battle.seed,
+                    status=status,
+                )
+                result = CommandResult(battle_id, battle.table_id, new_version, current, self._wire_events(new_version, events), battle=after)
         self._broadcast(result)
         return result
 

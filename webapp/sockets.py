@@ -99,11 +99,22 @@ class Hub:
 
     # --- broadcasting -----------------------------------------------------------------------
     def broadcast_result(self, result: CommandResult) -> None:
-        battle = self.service.battle(result.battle_id)
+        """Send each projection room its own update. Rooms whose projections are equal (seats that
+        control nothing see what spectators see) share one emit: one encoding, one queue message."""
+        battle = result.battle or self.service.battle(result.battle_id)
+        groups: list[tuple[dict[str, Any], list[str]]] = []
         for viewer in self.viewers_of(result.table_id):
             payload = self.service.project(battle, viewer, result.events)
             payload.update(t="update", prev_v=result.prev_version)
-            socketio.emit("update", payload, to=room_of(result.table_id, viewer))
+            room = room_of(result.table_id, viewer)
+            for same, rooms in groups:
+                if same == payload:
+                    rooms.append(room)
+                    break
+            else:
+                groups.append((payload, [room]))
+        for payload, rooms in groups:
+            socketio.emit("update", payload, to=rooms[0] if len(rooms) == 1 else rooms)
 
     def broadcast_table(self, table_id: int) -> None:
         table = self.service.table(table_id=table_id)

@@ -1,0 +1,509 @@
+"""Load benchmark: N tables, each with a GM, 6 players and 10 spectators, as real Socket.IO clients.
+
+Run as ``python tests/benchmarks/bench_load.py`` (pytest does not collect it)::
+
+    python tests/benchmarks/bench_load.py --mode single --tables 20 --seconds 30
+    python tests/benchmarks/bench_load.py --mode cluster --tables 40 --seconds 30
+
+``single`` starts one server process on SQLite (gunicorn ``-k gevent -w 1``, or ``--server
+threading`` for the embedded ``battleboard serve``); ``cluster`` starts two gunicorn gevent processes
+on a throwaway PostgreSQL database behind one Redis channel, with each table's clients spread over
+both. Every table plays a Phantom's Bane duel continuously: its two seated players choose in turn
+(the GM restarts a duel that ends); the other four players, the GM and ten spectators watch. Each
+command waits until all 17 clients of its table hold the update, then the next one goes out (after
+``--think`` seconds). Clients are ``socketio.AsyncClient`` in several client processes.
+
+It prints commands per second, the end-to-end latency from sending a command to the last client of
+the table holding its update (p50, p99, max), lost and out-of-order updates (must be 0), the
+server's memory (RSS), the CPU steal of the machine during the run (from /proc/stat: rerun when it
+is high), and the same figures for a bare python-socketio server broadcasting a payload of the same
+average size to the same clients (same process count, same worker class), with the ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing as mp
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+PLAYERS = 6
+SPECTATORS = 10
+CLIENTS_PER_TABLE = 1 + PLAYERS + SPECTATORS
+
+
+# --- the bare python-socketio server (for the comparison) ----------------------------------------
+
+
+def bare_app() -> Any:
+    """A bare python-socketio app: clients join their table's room, ``cmd`` broadcasts a padded update."""
+    import socketio
+
+    queue = os.environ.get("BENCH_BARE_REDIS")
+    manager = socketio.RedisManager(queue, channel=os.environ["BENCH_BARE_CHANNEL"]) if queue else None
+    sio = socketio.Server(async_mode="gevent", client_manager=manager, cors_allowed_origins="*", logger=False, engineio_logger=False)
+    pads: dict[int, str] = {}
+
+    @sio.event
+    def connect(sid: str, environ: dict[str, Any], auth: Any) -> None:
+        sio.enter_room(sid, f"t{auth['table']}")
+
+    @sio.on("cmd")
+    def cmd(sid: str, data: dict[str, Any]) -> dict[str, Any]:
+        size = int(data["size"])
+        pad = pads.setdefault(size, "x" * size)
+        v = int(data["v"]) + 1
+        sio.emit("update", {"battle_id": data["table"], "v": v, "prev_v": v - 1, "pad": pad}, to=f"t{data['table']}")
+        return {"ok": True, "v": v}
+
+    def app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+        start_response("200 OK", [("Content-Type", "application/json")])
+        return [b'{"ok": true}']
+
+    return socketio.WSGIApp(sio, app)
+
+
+# --- machine figures ---------------------------------------------------------------------------
+
+
+def cpu_times() -> list[int]:
+    with open("/proc/stat") as f:
+        return [int(x) for x in f.readline().split()[1:]]
+
+
+def steal_percent(before: list[int], after: list[int]) -> float:
+    delta = [b - a for a, b in zip(before, after, strict=False)]
+    total = sum(delta[:8]) or 1
+    return 100.0 * (delta[7] if len(delta) > 7 else 0) / total
+
+
+def process_tree(pid: int) -> list[int]:
+    pids, changed = {pid}, True
+    while changed:
+        changed = False
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit() or int(entry.name) in pids:
+                continue
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            if ppid in pids:
+                pids.add(int(entry.name))
+                changed = True
+    return sorted(pids)
+
+
+def rss_mb(pid: int) -> float:
+    total = 0
+    for p in process_tree(pid):
+        try:
+            for line in Path(f"/proc/{p}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+        except OSError:
+            pass
+    return total / 1024
+
+
+def cpu_seconds(pid: int) -> float:
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for p in process_tree(pid):
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        except (OSError, IndexError):
+            pass
+    return total / ticks
+
+
+# --- servers -----------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    def __init__(self, cmd: list[str], env: dict[str, str], log: Path, port: int) -> None:
+        self.port = port
+        self.url = f"http://127.0.0.1:{port}"
+        self.log = log
+        self._log = log.open("w")
+        self.proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(log.read_text()[-3000:])
+            try:
+                with urllib.request.urlopen(self.url + "/healthz", timeout=1):
+                    return
+            except OSError:
+                time.sleep(0.2)
+        raise RuntimeError("server did not start: " + log.read_text()[-3000:])
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGINT)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        self._log.close()
+
+
+def gunicorn(app: str, env: dict[str, str], log: Path, extra: list[str] | None = None) -> Server:
+    port = free_port()
+    cmd = [str(Path(sys.executable).parent / "gunicorn"), "-k", "gevent", "-w", "1", "--no-control-socket",
+           "-b", f"127.0.0.1:{port}", "--graceful-timeout", "5", "--log-level", "warning", *(extra or []), app]
+    return Server(cmd, env, log, port)
+
+
+def board_env(instance: Path, database_url: str, message_queue: str | None, channel: str) -> dict[str, str]:
+    env = {**os.environ, "BATTLEBOARD_INSTANCE": str(instance), "DATABASE_URL": database_url,
+           "BATTLEBOARD_SECRET_KEY": "bench", "PYTHONUNBUFFERED": "1", "BATTLEBOARD_MESSAGE_QUEUE_CHANNEL": channel}
+    env.pop("BATTLEBOARD_ASYNC_MODE", None)
+    if message_queue:
+        env["BATTLEBOARD_MESSAGE_QUEUE"] = message_queue
+    else:
+        env.pop("BATTLEBOARD_MESSAGE_QUEUE", None)
+    return env
+
+
+# --- tables ------------------------------------------------------------------------------------
+
+
+def prepare_tables(database_url: str, n: int) -> list[dict[str, Any]]:
+    from rules import get_system
+    from webapp.db import create_tables, make_engine
+    from webapp.service import BattleService
+
+    service = BattleService(make_engine(database_url))
+    create_tables(service.engine)
+    presets = {p["name"]: p for p in get_system("phantoms-bane").presets()}
+    sturdy = {"health": 30, "defence": 12, "armour_bonus": 8}  # long duels; a duel that ends is restarted
+    specs = []
+    for i in range(n):
+        table = service.create_table(f"Bench table {i + 1}", "phantoms-bane")
+        seats = [service.join(table.join_code, f"Player {k + 1}")[1] for k in range(PLAYERS)]
+        lineup = [
+            {**presets["Jharek"], **sturdy, "id": "jharek", "side": "A", "controller": "seat", "seat": seats[0].public_id},
+            {**presets["Wild Monster"], **sturdy, "id": "monster", "side": "B", "controller": "seat", "seat": seats[1].public_id},
+        ]
+        service.set_lineup(table.id, lineup)
+        battle = service.start_battle(table.id)
+        specs.append({"slug": table.slug, "gm": table.gm_token, "seats": [s.token for s in seats],
+                      "battle_id": battle.battle_id, "v": battle.version, "index": i})
+    service.engine.dispose()
+    return specs
+
+
+# --- client processes --------------------------------------------------------------------------
+
+
+class TableRun:
+    """The clients of one table and what they received."""
+
+    def __init__(self, spec: dict[str, Any], urls: list[str], bare: bool, size: int) -> None:
+        self.spec, self.urls, self.bare, self.size = spec, urls, bare, size
+        self.clients: list[Any] = []
+        self.arrivals: dict[tuple[int, int], list[float]] = {}
+        self.progress = asyncio.Event()
+        self.latencies: list[float] = []
+        self.last: list[dict[int, int]] = []
+        self.received: list[dict[int, set[int]]] = []
+        self.out_of_order = 0
+        self.bytes = 0
+        self.updates = 0
+        self.commands = 0
+        self.errors: list[str] = []
+        self.final: dict[int, int] = {}
+        self.first_v: dict[int, int] = {}
+
+    def on_update(self, k: int, payload: dict[str, Any]) -> None:
+        now = time.monotonic()
+        bid, v, prev = payload["battle_id"], payload["v"], payload["prev_v"]
+        last = self.last[k]
+        if bid in last and prev != last[bid]:
+            self.out_of_order += 1
+        last[bid] = v
+        self.received[k].setdefault(bid, set()).add(v)
+        self.arrivals.setdefault((bid, v), []).append(now)
+        if k == 0:
+            self.bytes += len(json.dumps(payload))
+            self.updates += 1
+        self.progress.set()
+
+    async def connect(self, sem: asyncio.Semaphore) -> None:
+        import socketio
+
+        spec = self.spec
+        tokens = [spec["gm"], *spec["seats"], *([None] * SPECTATORS)]
+        for k, token in enumerate(tokens):
+            client = socketio.AsyncClient(reconnection=False)
+            self.last.append({})
+            self.received.append({})
+            client.on("update", lambda payload, k=k: self.on_update(k, payload))
+            url = self.urls[(spec["index"] + k) % len(self.urls)]
+            auth = {"table": spec["index"]} if self.bare else {"table": spec["slug"], "token": token}
+            async with sem:
+                await client.connect(url, auth=auth, transports=["websocket"], wait_timeout=30)
+            self.clients.append(client)
+
+    async def wait_all(self, key: tuple[int, int], timeout: float = 15) -> float | None:
+        deadline = time.monotonic() + timeout
+        while len(self.arrivals.get(key, ())) < CLIENTS_PER_TABLE:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            self.progress.clear()
+            try:
+                await asyncio.wait_for(self.progress.wait(), remaining)
+            except TimeoutError:
+                return None
+        return max(self.arrivals[key])
+
+    async def play(self, until: float, think: float) -> None:
+        spec = self.spec
+        bid, v, n = spec["battle_id"], spec["v"], 0
+        self.first_v[bid] = v + 1
+        gm, p1, p2 = self.clients[0], self.clients[1], self.clients[2]
+        while time.monotonic() < until:
+            n += 1
+            actor, who = (p1, "jharek") if n % 2 else (p2, "monster")
+            sent = time.monotonic()
+            try:
+                if self.bare:
+                    ack = await actor.call("cmd", {"table": spec["index"], "v": v, "size": self.size}, timeout=15)
+                else:
+                    ack = await actor.call("declare", {"battle_id": bid, "expected_v": v, "msg_id": f"b{n}",
+                                                       "declaration": {"type": "choose", "combatant": who, "option": "attack"}}, timeout=15)
+            except Exception as exc:  # noqa: BLE001
+                self.errors.append(f"timeout/{type(exc).__name__}")
+                break
+            if ack.get("ok"):
+                v = ack["v"]
+                self.final[bid] = v
+                self.commands += 1
+                done = await self.wait_all((spec["index"] if self.bare else bid, v))
+                if done is None:
+                    self.errors.append(f"update v{v} did not reach every client")
+                else:
+                    self.latencies.append(done - sent)
+            elif "ended" in str(ack.get("error", "")):
+                restarted = await gm.call("battle_restart", {}, timeout=15)
+                if not restarted.get("ok"):
+                    self.errors.append(str(restarted))
+                    break
+                bid, v = restarted["battle_id"], restarted["v"]
+                self.first_v[bid], self.final[bid] = v, v
+                await self.wait_all((bid, v))
+                n = 0
+            else:
+                self.errors.append(str(ack)[:200])
+                if ack.get("code") == "stale":
+                    v = ack["v"]
+            if think:
+                await asyncio.sleep(think)
+
+    def lost(self) -> int:
+        missing = 0
+        for k in range(len(self.clients)):
+            for bid, final in self.final.items():
+                first = self.first_v.get(bid, 1)
+                key = self.spec["index"] if self.bare else bid
+                got = self.received[k].get(key, set())
+                missing += sum(1 for v in range(first, final + 1) if v not in got)
+        return missing
+
+
+async def client_main(specs: list[dict[str, Any]], urls: list[str], bare: bool, size: int, start_at: float, seconds: float, think: float) -> dict[str, Any]:
+    runs = [TableRun(spec, urls, bare, size) for spec in specs]
+    sem = asyncio.Semaphore(20)
+    await asyncio.gather(*(run.connect(sem) for run in runs))
+    await asyncio.sleep(max(0.0, start_at - time.monotonic()))
+    until = time.monotonic() + seconds
+    await asyncio.gather(*(run.play(until, think) for run in runs))
+    await asyncio.sleep(1.0)  # stragglers
+    result = {
+        "latencies": [x for run in runs for x in run.latencies],
+        "commands": sum(run.commands for run in runs),
+        "lost": sum(run.lost() for run in runs),
+        "out_of_order": sum(run.out_of_order for run in runs),
+        "errors": [e for run in runs for e in run.errors][:20],
+        "error_count": sum(len(run.errors) for run in runs),
+        "bytes": sum(run.bytes for run in runs),
+        "updates": sum(run.updates for run in runs),
+    }
+    await asyncio.gather(*(c.disconnect() for run in runs for c in run.clients), return_exceptions=True)
+    return result
+
+
+def client_process(specs: list[dict[str, Any]], urls: list[str], bare: bool, size: int, start_at: float, seconds: float, think: float, out: Any) -> None:
+    try:
+        out.put(asyncio.run(client_main(specs, urls, bare, size, start_at, seconds, think)))
+    except Exception as exc:  # noqa: BLE001
+        out.put({"crash": repr(exc)})
+
+
+def drive(specs: list[dict[str, Any]], urls: list[str], *, bare: bool, size: int, seconds: float, think: float, procs: int) -> dict[str, Any]:
+    ctx = mp.get_context("spawn")
+    out = ctx.Queue()
+    start_at = time.monotonic() + 8 + len(specs) * 0.25  # time for every client to connect
+    workers = [ctx.Process(target=client_process, args=(specs[i::procs], urls, bare, size, start_at, seconds, think, out)) for i in range(procs)]
+    for w in workers:
+        w.start()
+    results = [out.get(timeout=seconds + 600) for _ in workers]
+    for w in workers:
+        w.join(30)
+    crashes = [r["crash"] for r in results if "crash" in r]
+    if crashes:
+        raise RuntimeError(f"a client process failed: {crashes}")
+    latencies = sorted(x for r in results for x in r["latencies"])
+    merged = {key: sum(r[key] for r in results) for key in ("commands", "lost", "out_of_order", "error_count", "bytes", "updates")}
+    merged["errors"] = [e for r in results for e in r["errors"]][:10]
+    merged["latencies"] = latencies
+    merged["late_start"] = max(0.0, time.monotonic() - start_at - seconds)
+    return merged
+
+
+def pct(values: list[float], p: float) -> float:
+    if not values:
+        return float("nan")
+    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))] * 1000
+
+
+# --- the runs ----------------------------------------------------------------------------------
+
+
+def run_mode(args: argparse.Namespace, mode: str, tables: int) -> dict[str, Any]:
+    work = Path(tempfile.mkdtemp(prefix=f"bench-{mode}-"))
+    channel = f"bench-{secrets.token_hex(4)}"
+    pg_admin = args.pg
+    database_url = f"sqlite:///{work / 'battleboard.sqlite3'}"
+    pg_name = None
+    servers: list[Server] = []
+    try:
+        if mode == "cluster":
+            import psycopg
+
+            pg_name = f"battleboard_bench_{secrets.token_hex(4)}"
+            with psycopg.connect(pg_admin, autocommit=True) as conn:
+                conn.execute(f'CREATE DATABASE "{pg_name}"')
+            database_url = pg_admin.rsplit("/", 1)[0] + "/" + pg_name
+        print(f"[{mode}] preparing {tables} tables ({tables * CLIENTS_PER_TABLE} clients)…", flush=True)
+        specs = prepare_tables(database_url, tables)
+        env = board_env(work, database_url, args.redis if mode == "cluster" else None, channel)
+        count = 2 if mode == "cluster" else 1
+        for k in range(count):
+            if mode == "single" and args.server == "threading":
+                port = free_port()
+                cmd = [sys.executable, "-m", "webapp.cli", "serve", "--host", "127.0.0.1", "--port", str(port), "--no-demo"]
+                servers.append(Server(cmd, env, work / f"server{k}.log", port))
+            else:
+                servers.append(gunicorn("webapp.wsgi:app", env, work / f"server{k}.log"))
+        urls = [s.url for s in servers]
+        steal0, cpu0 = cpu_times(), sum(cpu_seconds(s.proc.pid) for s in servers)
+        t0 = time.monotonic()
+        real = drive(specs, urls, bare=False, size=0, seconds=args.seconds, think=args.think, procs=args.client_procs)
+        wall = time.monotonic() - t0
+        steal1, cpu1 = cpu_times(), sum(cpu_seconds(s.proc.pid) for s in servers)
+        rss = sum(rss_mb(s.proc.pid) for s in servers)
+        server_errors = sum(s.log.read_text().count("Traceback") for s in servers)
+        for s in servers:
+            s.stop()
+        servers = []
+        size = int(real["bytes"] / max(1, real["updates"]))
+        # the bare broadcast: same process count, worker class and message queue
+        bare_env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        if mode == "cluster":  # the same message queue between the two bare processes
+            bare_env.update(BENCH_BARE_REDIS=args.redis, BENCH_BARE_CHANNEL=channel + "-bare")
+        for k in range(count):
+            servers.append(gunicorn("bench_load:bare_app()", bare_env, work / f"bare{k}.log", ["--pythonpath", str(Path(__file__).parent)]))
+        bare = drive(specs, [s.url for s in servers], bare=True, size=size, seconds=args.seconds, think=args.think, procs=args.client_procs)
+        steal2 = cpu_times()
+        for s in servers:
+            s.stop()
+        servers = []
+        return {"mode": mode, "tables": tables, "clients": tables * CLIENTS_PER_TABLE, "seconds": args.seconds,
+                "think": args.think, "real": real, "bare": bare, "wall": wall, "size": size, "rss": rss,
+                "server_cpu": (cpu1 - cpu0) / max(wall, 1e-9), "steal_real": steal_percent(steal0, steal1),
+                "steal_bare": steal_percent(steal1, steal2), "server_errors": server_errors,
+                "server": "gevent" if mode == "cluster" or args.server == "gevent" else "threading"}
+    finally:
+        for s in servers:
+            s.stop()
+        if pg_name:
+            import psycopg
+
+            with psycopg.connect(pg_admin, autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{pg_name}" WITH (FORCE)')
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def report(r: dict[str, Any]) -> None:
+    real, bare = r["real"], r["bare"]
+    rl, bl = real["latencies"], bare["latencies"]
+    p50, p99 = pct(rl, 50), pct(rl, 99)
+    b50, b99 = pct(bl, 50), pct(bl, 99)
+    print()
+    print(f"== {r['mode']}: {r['tables']} tables, {r['clients']} clients, {r['seconds']} s, think {r['think']} s, server {r['server']}")
+    print(f"   commands: {real['commands']} ({real['commands'] / r['seconds']:.1f}/s)   update payload ~{r['size']} bytes")
+    print(f"   latency command -> last client's update: p50 {p50:.1f} ms  p99 {p99:.1f} ms  max {max(rl, default=0) * 1000:.1f} ms")
+    print(f"   lost updates: {real['lost']}   out of order: {real['out_of_order']}   client-side errors: {real['error_count']} {real['errors'][:3]}")
+    print(f"   server: RSS {r['rss']:.0f} MB, CPU {r['server_cpu'] * 100:.0f}% of one core, tracebacks in log: {r['server_errors']}")
+    print(f"   bare python-socketio broadcast of {r['size']} bytes: {bare['commands']} ({bare['commands'] / r['seconds']:.1f}/s), "
+          f"p50 {b50:.1f} ms  p99 {b99:.1f} ms, lost {bare['lost']}, out of order {bare['out_of_order']}")
+    print(f"   ratio board/bare: p50 {p50 / b50:.2f}x  p99 {p99 / b99:.2f}x")
+    print(f"   CPU steal: {r['steal_real']:.1f}% during the board run, {r['steal_bare']:.1f}% during the bare run")
+    ok = p99 < 100 and real["lost"] == 0 and real["out_of_order"] == 0 and p99 <= 2 * b99
+    print(f"   target (p99 < 100 ms, 0 lost, 0 out of order, p99 within 2x bare): {'MET' if ok else 'NOT MET'}")
+    print("   json: " + json.dumps({"mode": r["mode"], "tables": r["tables"], "clients": r["clients"], "cmds_per_s": round(real["commands"] / r["seconds"], 1),
+                                   "p50_ms": round(p50, 1), "p99_ms": round(p99, 1), "lost": real["lost"], "out_of_order": real["out_of_order"],
+                                   "rss_mb": round(r["rss"]), "bare_p50_ms": round(b50, 1), "bare_p99_ms": round(b99, 1),
+                                   "ratio_p99": round(p99 / b99, 2), "steal_pct": round(r["steal_real"], 1), "think_s": r["think"]}), flush=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--mode", choices=["single", "cluster", "both"], default="both")
+    parser.add_argument("--tables", type=int, default=None, help="tables (default 20 single, 40 cluster)")
+    parser.add_argument("--seconds", type=float, default=30)
+    parser.add_argument("--think", type=float, default=0.0, help="pause of each table between commands (s)")
+    parser.add_argument("--client-procs", type=int, default=2)
+    parser.add_argument("--server", choices=["gevent", "threading"], default="gevent", help="single mode's server")
+    parser.add_argument("--pg", default=os.environ.get("BATTLEBOARD_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres"))
+    parser.add_argument("--redis", default=os.environ.get("BATTLEBOARD_TEST_REDIS", "redis://127.0.0.1:6379/0"))
+    parser.add_argument("--keep", action="store_true", help="keep the work folder (server logs)")
+    args = parser.parse_args()
+    print(f"bench_load on {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}", flush=True)
+    modes = ["single", "cluster"] if args.mode == "both" else [args.mode]
+    for mode in modes:
+        tables = args.tables or (20 if mode == "single" else 40)
+        report(run_mode(args, mode, tables))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
