@@ -231,7 +231,7 @@ export function render(root, view, ctx) {
 
   function declarationsPanel() {
     const decls = view.declarations || [];
-    if (!decls.length || view.phase === "recap") return null;
+    if (!decls.length || !["declarations", "initiative", "resolution"].includes(view.phase)) return null;
     return h("section", { class: "ad-card", dataset: { testid: "declarations" } }, h("h2", {}, "Declared"),
       h("ul", {}, decls.map((d) => h("li", {}, h("strong", {}, d.name), ` ${d.label}`,
         d.delay ? h("span", { class: "ad-tag ad-late" }, `+${d.delay} seg`) : null))));
