@@ -1150,3 +1150,21 @@ def test_the_dm_is_offered_the_current_step_in_every_phase() -> None:
     assert S.view_for(state, GM)["legal"] == [] and S.outcome(state) == state["outcome"]
     with pytest.raises(IllegalDeclaration, match="not running"):
         run(state, "next_round")
+
+
+@pytest.mark.parametrize(("casting_time", "spell_goes_off"), [(4, True), (5, False)])
+def test_a_blow_must_land_the_segment_before_the_spell_finishes(casting_time: int, spell_goes_off: bool) -> None:
+    """A war hammer (speed 4) against a 4-segment spell lands in the same moment: both happen.
+    Against a 5-segment spell it lands first and the spell is lost."""
+    state = new_battle([fighter("mage", caster=True, hp=8), fighter("dwarf", "B", weapon="hammer", hp=8)])
+    state, _ = declare(state, "mage", "spell", "dwarf", spell="Burning hands", casting_time=casting_time,
+                       damage="1d3")
+    state, _ = declare(state, "dwarf", "melee", "mage")
+    state, _ = run(state, "roll_initiative", [2, 5])
+    faces = [2, 20, 3] if spell_goes_off else [20, 3]  # together, the spell is rolled first (roster order)
+    state, events = run(state, "resolve_all", faces)
+    kinds = [e["type"] for e in events]
+    assert ("spell.completed" in kinds) is spell_goes_off
+    assert ("spell.lost" in kinds) is not spell_goes_off
+    assert state["combatants"]["mage"]["hp"] == 8 - 4  # 1d4+1 with a 3
+    assert state["combatants"]["dwarf"]["hp"] == (6 if spell_goes_off else 8)
