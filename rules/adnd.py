@@ -252,6 +252,7 @@ COMBATANT_FIELDS = [
     Field("reaction_mod", "Reaction adjustment", "int", 0, -3, 5,
           help="Dexterity reaction bonus: shifts missile timing and protects during surprise.", group="Movement"),
     Field("caster", "Casts spells", "bool", False, group="Magic"),
+    Field("psionic", "Psionic", "bool", False, help="Offers psionic combat (P) in the declarations.", group="Magic"),
     Field("dies_at_zero", "Dies at 0 hit points", "bool", False,
           help="Most monsters die at 0; characters fall unconscious and bleed.", group="Vitals"),
     Field("morale_mod", "Morale adjustment (%)", "int", 0, -50, 50, group="Vitals"),
@@ -903,6 +904,8 @@ class AdndDemonIdol(RuleSystem):
             raise IllegalDeclaration(f"{c['name']} has no missile weapon")
         if kind == "turn" and not c["caster"]:
             raise IllegalDeclaration(f"{c['name']} cannot turn undead")
+        if kind == "psionic" and not c.get("psionic"):
+            raise IllegalDeclaration(f"{c['name']} has no psionic powers")
         if kind in ("device", "custom"):
             out["segments"] = _int(d, "segments", 1, 1, 10)
         if kind == "move" and (d.get("x") is not None or d.get("y") is not None):
@@ -1980,7 +1983,7 @@ class AdndDemonIdol(RuleSystem):
         everyone = [t for t in state["order"] if state["combatants"][t]["condition"] not in ("dead", "fled")]
         actions = []
         for kind, (letter, label) in ACTION_KINDS.items():
-            if kind == "spell" and not c["caster"] or kind == "turn" and not c["caster"]:
+            if kind in ("spell", "turn") and not c["caster"] or kind == "psionic" and not c.get("psionic"):
                 continue
             if kind == "missile" and _missile(c)["rate"] <= 0:
                 continue

@@ -1168,3 +1168,17 @@ def test_a_blow_must_land_the_segment_before_the_spell_finishes(casting_time: in
     assert ("spell.lost" in kinds) is not spell_goes_off
     assert state["combatants"]["mage"]["hp"] == 8 - 4  # 1d4+1 with a 3
     assert state["combatants"]["dwarf"]["hp"] == (6 if spell_goes_off else 8)
+
+
+def test_psionic_combat_only_for_psionic_combatants() -> None:
+    state = new_battle([fighter("fig"), fighter("mind", psionic=True), fighter("orc", "B")])
+    kinds = {t["combatant"]: [a["kind"] for a in t["actions"]] for t in S.view_for(state, GM)["legal"]
+             if t["type"] == "declare"}
+    assert "psionic" not in kinds["fig"] and kinds["mind"][0] == "psionic"
+    with pytest.raises(IllegalDeclaration, match="no psionic powers"):
+        declare(state, "fig", "psionic")
+    state, _ = declare(state, "mind", "psionic", note="mind blast")
+    state, _ = declare(state, "fig", "melee", "orc")
+    state, _ = declare(state, "orc", "flee")
+    state, _ = run(state, "roll_initiative", [1, 6])
+    assert groups(state) == [["mind"], ["orc"], ["fig"]]  # psionics come first in every round
