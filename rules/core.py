@@ -62,6 +62,8 @@ class Viewer:
         """True if this viewer may act for the combatant (a GM may act for anyone)."""
         if self.is_gm:
             return True
+        if not isinstance(combatant_id, str):
+            return False
         combatant = state.get("combatants", {}).get(combatant_id)
         return bool(
             self.role == "player"
@@ -334,6 +336,8 @@ class RuleSystem:
         combatant = declaration.get("combatant")
         if combatant is None:
             raise NotPermitted("a player must name the combatant they act for")
+        if not isinstance(combatant, str):
+            raise InvalidDeclaration("combatant must be a combatant id (text)")
         if not viewer.controls(state, combatant):
             raise NotPermitted("you can act only for the combatants of your own seat")
 

@@ -75,7 +75,10 @@ function sidesOf(notation) {
   const m = /d(\d+)/.exec(notation || "");
   if (m) return Number(m[1]);
   const r = /^(-?\d+)-(\d+)$/.exec(notation || "");
-  return r ? Number(r[2]) : 6;
+  if (!r) return 6;
+  const low = Number(r[1]);
+  const high = Number(r[2]);
+  return low === 0 ? high + 1 : high; // 0-99 is a d100
 }
 
 /** The dice of a list of roll records ({dice, purpose, faces, modifier, total}). */
