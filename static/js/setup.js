@@ -101,7 +101,11 @@ export function renderSetup(root, table, ctx) {
     async (values) => {
       const next = lineup.slice();
       if (typeof editing === "number") next[editing] = { ...next[editing], ...values };
-      else next.push({ controller: "gm", side: table.forms.sides[Math.min(next.length, table.forms.sides.length - 1)], ...values, id: freeId(next) });
+      else {
+        const presetSide = editing && editing.preset && table.forms.sides.includes(editing.preset.side) ? editing.preset.side : null;
+        const side = presetSide || table.forms.sides[Math.min(next.length, table.forms.sides.length - 1)];
+        next.push({ controller: "gm", side, ...values, id: freeId(next) });
+      }
       const ack = await saveLineup(next);
       if (ack.ok) { editing = null; redraw(); }
     },
