@@ -131,3 +131,20 @@ class SocketSpy:
 
     def text(self) -> str:
         return "\n".join(self.frames)
+
+
+def create_table(gm: Any, server: LiveServer, name: str, system: str, presets: tuple[str, ...] = ()) -> None:
+    """The GM creates a table from the front page and adds combatants from presets."""
+    gm.goto(server.url + "/")
+    gm.fill("[data-testid=table-name]", name)
+    gm.select_option("[data-testid=table-system]", system)
+    gm.click("[data-testid=create-table]")
+    gm.wait_for_selector("[data-testid=connection-status][data-state=live]")
+    for preset in presets:
+        add_preset(gm, preset)
+
+
+def add_preset(gm: Any, preset: str) -> None:
+    gm.select_option("[data-testid=preset]", label=preset)
+    gm.click("[data-testid=stat-save]")
+    gm.wait_for_selector(f"[data-testid=lineup] >> text={preset}")

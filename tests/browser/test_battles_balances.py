@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import LiveServer
+from tests.browser.conftest import LiveServer, create_table
 
 pytestmark = pytest.mark.browser
 
@@ -22,15 +22,7 @@ def test_action_points_shown_and_spent_from_a_phone(browser: Any, live_server: L
     watch_context = browser.new_context(viewport={"width": 1280, "height": 720})
     try:
         gm, phone, watch = gm_context.new_page(), phone_context.new_page(), watch_context.new_page()
-        gm.goto(live_server.url + "/")
-        gm.fill("[data-testid=table-name]", "Ostgrund")
-        gm.select_option("[data-testid=table-system]", "battles-and-balances")
-        gm.click("[data-testid=create-table]")
-        gm.wait_for_selector("[data-testid=connection-status][data-state=live]")
-        for preset in ("Prince Vasyl of Ostgrund", "Shock Trooper"):
-            gm.select_option("[data-testid=preset]", label=preset)
-            gm.click("[data-testid=stat-save]")
-            gm.wait_for_selector(f"[data-testid=lineup] >> text={preset}")
+        create_table(gm, live_server, "Ostgrund", "battles-and-balances", ("Prince Vasyl of Ostgrund", "Shock Trooper"))
         phone.goto(gm.get_attribute("[data-testid=join-link]", "href"))
         phone.fill("[data-testid=join-name]", "Alice")
         phone.click("[data-testid=join-submit]")

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import LiveServer, SocketSpy
+from tests.browser.conftest import LiveServer, SocketSpy, create_table
 
 pytestmark = pytest.mark.browser
 
@@ -17,15 +17,7 @@ PHONE = {"viewport": {"width": 375, "height": 667}, "is_mobile": True, "has_touc
 
 
 def create_duel_table(gm: Any, server: LiveServer) -> None:
-    gm.goto(server.url + "/")
-    gm.fill("[data-testid=table-name]", "Tuesday duel")
-    gm.select_option("[data-testid=table-system]", "phantoms-bane")
-    gm.click("[data-testid=create-table]")
-    gm.wait_for_selector("[data-testid=connection-status][data-state=live]")
-    for preset in ("Jharek", "Wild Monster"):
-        gm.select_option("[data-testid=preset]", label=preset)
-        gm.click("[data-testid=stat-save]")
-        gm.wait_for_selector(f"[data-testid=lineup] >> text={preset}")
+    create_table(gm, server, "Tuesday duel", "phantoms-bane", ("Jharek", "Wild Monster"))
 
 
 def join_as(phone: Any, gm: Any, name: str) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import LiveServer, SocketSpy
+from tests.browser.conftest import LiveServer, SocketSpy, create_table
 from tests.browser.test_duel import PHONE, give_to_player, join_as
 
 pytestmark = pytest.mark.browser
@@ -33,11 +33,7 @@ def test_one_exchange_between_two_phones(browser: Any, live_server: LiveServer, 
         gm, alice, bob, watch = (c.new_page() for c in (gm_ctx, alice_ctx, bob_ctx, watch_ctx))
         for p in (gm, alice, bob, watch):
             p.on("pageerror", lambda e: errors.append(str(e)))
-        gm.goto(live_server.url + "/")
-        gm.fill("[data-testid=table-name]", "Tunnel")
-        gm.select_option("[data-testid=table-system]", "eclipse-phase")
-        gm.click("[data-testid=create-table]")
-        gm.wait_for_selector("[data-testid=connection-status][data-state=live]")
+        create_table(gm, live_server, "Tunnel", "eclipse-phase")
         add_preset(gm, "Jinx", 2, 5)  # side A
         add_preset(gm, "Habitat guard", 12, 5)  # side B: 10 m away, close range
         join_as(alice, gm, "Alice")

@@ -9,22 +9,14 @@ from typing import Any
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from tests.browser.conftest import LiveServer, SocketSpy
+from tests.browser.conftest import LiveServer, SocketSpy, create_table
 from tests.browser.test_duel import PHONE, give_to_player, join_as
 
 pytestmark = pytest.mark.browser
 
 
 def setup_table(gm: Any, server: LiveServer) -> None:
-    gm.goto(server.url + "/")
-    gm.fill("[data-testid=table-name]", "Tunnel fight")
-    gm.select_option("[data-testid=table-system]", "eclipse-phase")
-    gm.click("[data-testid=create-table]")
-    gm.wait_for_selector("[data-testid=connection-status][data-state=live]")
-    for preset in ("Jinx", "Habitat guard", "Security synth", "Scrap drone"):
-        gm.select_option("[data-testid=preset]", label=preset)
-        gm.click("[data-testid=stat-save]")
-        gm.wait_for_selector(f"[data-testid=lineup] >> text={preset}")
+    create_table(gm, server, "Tunnel fight", "eclipse-phase", ("Jinx", "Habitat guard", "Security synth", "Scrap drone"))
     # Jinx and the guard on side A, the synth and the drone on side B
     gm.select_option("[data-testid=lineup-1] select[aria-label=side]", "A")
     gm.wait_for_timeout(300)

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import LiveServer
+from tests.browser.conftest import LiveServer, create_table
 
 pytestmark = pytest.mark.browser
 
@@ -19,15 +19,7 @@ def test_gm_tools(browser: Any, live_server: LiveServer, shots: Path) -> None:
     gm, watch = gm_ctx.new_page(), watch_ctx.new_page()
     for p in (gm, watch):
         p.on("pageerror", lambda e: errors.append(str(e)))
-    gm.goto(live_server.url + "/")
-    gm.fill("[data-testid=table-name]", "Tools")
-    gm.select_option("[data-testid=table-system]", "eclipse-phase")
-    gm.click("[data-testid=create-table]")
-    gm.wait_for_selector("[data-testid=connection-status][data-state=live]")
-    for preset in ("Jinx", "Exhuman stalker"):
-        gm.select_option("[data-testid=preset]", label=preset)
-        gm.click("[data-testid=stat-save]")
-        gm.wait_for_selector(f"[data-testid=lineup] >> text={preset}")
+    create_table(gm, live_server, "Tools", "eclipse-phase", ("Jinx", "Exhuman stalker"))
     watch.goto(gm.get_attribute("[data-testid=watch-link]", "href"))
     gm.click("[data-testid=start-battle]")
     gm.wait_for_selector("[data-testid=ep-gm-tools]")

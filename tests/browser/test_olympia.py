@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import LiveServer
+from tests.browser.conftest import LiveServer, create_table
 
 pytestmark = pytest.mark.browser
 
@@ -27,15 +27,7 @@ def test_olympia_battle_round_by_round(browser: Any, live_server: LiveServer, sh
     watch_context = browser.new_context(viewport={"width": 1280, "height": 720})
     try:
         gm, phone, watch = gm_context.new_page(), phone_context.new_page(), watch_context.new_page()
-        gm.goto(live_server.url + "/")
-        gm.fill("[data-testid=table-name]", "Siege of the keep")
-        gm.select_option("[data-testid=table-system]", "olympia")
-        gm.click("[data-testid=create-table]")
-        gm.wait_for_selector("[data-testid=connection-status][data-state=live]")
-        for preset in ("Lord of the keep", "Knight commander", "Captain of archers"):
-            gm.select_option("[data-testid=preset]", label=preset)
-            gm.click("[data-testid=stat-save]")
-            gm.wait_for_selector(f"[data-testid=lineup] >> text={preset}")
+        create_table(gm, live_server, "Siege of the keep", "olympia", ("Lord of the keep", "Knight commander", "Captain of archers"))
         gm.select_option("[data-testid=lineup-2] select[aria-label=side]", "A")
         gm.wait_for_selector("[data-testid=lineup-2] select[aria-label=side] >> option:checked >> text=Side A", state="attached")
 
