@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import wraps
@@ -33,6 +34,8 @@ from .models import GameTable, Seat
 from .service import BattleService, CommandResult, StaleVersion
 
 log = logging.getLogger("battleboard")
+#: how long a process trusts its list of a table's seats when broadcasting
+SEAT_CACHE_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,7 @@ class Hub:
         self.service = service
         self.config = config
         self.connections: dict[str, Connection] = {}
+        self._seat_cache: dict[int, tuple[float, list[str]]] = {}
         self._guard = threading.Lock()
 
     # --- payloads ---------------------------------------------------------------------------
@@ -95,7 +99,23 @@ class Hub:
         return payload
 
     def viewers_of(self, table_id: int) -> list[Viewer]:
-        return [Viewer.gm(), Viewer.spectator()] + [Viewer.player(s.public_id) for s in self.service.seats(table_id)]
+        return [Viewer.gm(), Viewer.spectator()] + [Viewer.player(seat) for seat in self.seat_ids(table_id)]
+
+    def seat_ids(self, table_id: int) -> list[str]:
+        """The seats of a table, cached for :data:`SEAT_CACHE_SECONDS` (a join in this process clears it).
+
+        A seat that joined through another process within that time misses at most the updates of
+        that second; its page notices the gap (``prev_v``) at the next update and syncs."""
+        now = time.monotonic()
+        cached = self._seat_cache.get(table_id)
+        if cached is not None and now - cached[0] < SEAT_CACHE_SECONDS:
+            return cached[1]
+        seats = self.service.seat_ids(table_id)
+        self._seat_cache[table_id] = (now, seats)
+        return seats
+
+    def forget_seats(self, table_id: int) -> None:
+        self._seat_cache.pop(table_id, None)
 
     # --- broadcasting -----------------------------------------------------------------------
     def broadcast_result(self, result: CommandResult) -> None:
@@ -103,9 +123,15 @@ class Hub:
         control nothing see what spectators see) share one emit: one encoding, one queue message."""
         battle = result.battle or self.service.battle(result.battle_id)
         groups: list[tuple[dict[str, Any], list[str]]] = []
+        idle: list[dict[str, Any]] = []  # projections of seats that control no combatant
         for viewer in self.viewers_of(result.table_id):
-            payload = self.service.project(battle, viewer, result.events)
-            payload.update(t="update", prev_v=result.prev_version)
+            if viewer.role == "player" and not viewer.own_combatants(battle.state) and len(idle) == 2 and idle[0] == idle[1]:
+                payload = idle[0]  # rules see a seat only through what it controls: idle seats look alike
+            else:
+                payload = self.service.project(battle, viewer, result.events)
+                payload.update(t="update", prev_v=result.prev_version)
+                if viewer.role == "player" and not viewer.own_combatants(battle.state) and len(idle) < 2:
+                    idle.append(payload)
             room = room_of(result.table_id, viewer)
             for same, rooms in groups:
                 if same == payload:
@@ -122,6 +148,7 @@ class Hub:
             socketio.emit("table", self.table_payload(table, viewer), to=room_of(table_id, viewer))
 
     def seat_joined(self, table: GameTable, seat: Seat) -> None:
+        self.forget_seats(table.id)
         socketio.emit("table", self.table_payload(table, Viewer.gm()), to=room_of(table.id, Viewer.gm()))
 
 

@@ -27,6 +27,7 @@ import asyncio
 import json
 import multiprocessing as mp
 import os
+import resource
 import secrets
 import shutil
 import signal
@@ -57,6 +58,8 @@ def bare_app() -> Any:
     manager = socketio.RedisManager(queue, channel=os.environ["BENCH_BARE_CHANNEL"]) if queue else None
     sio = socketio.Server(async_mode="gevent", client_manager=manager, cors_allowed_origins="*", logger=False, engineio_logger=False)
     pads: dict[int, str] = {}
+    sample_file = os.environ.get("BENCH_BARE_PAYLOAD")
+    sample = json.loads(Path(sample_file).read_text()) if sample_file else None
 
     @sio.event
     def connect(sid: str, environ: dict[str, Any], auth: Any) -> None:
@@ -64,10 +67,13 @@ def bare_app() -> Any:
 
     @sio.on("cmd")
     def cmd(sid: str, data: dict[str, Any]) -> dict[str, Any]:
-        size = int(data["size"])
-        pad = pads.setdefault(size, "x" * size)
         v = int(data["v"]) + 1
-        sio.emit("update", {"battle_id": data["table"], "v": v, "prev_v": v - 1, "pad": pad}, to=f"t{data['table']}")
+        if sample is not None:  # a real update of the same run: same size, same shape to decode
+            payload = {**sample, "battle_id": data["table"], "v": v, "prev_v": v - 1}
+        else:
+            size = int(data["size"])
+            payload = {"battle_id": data["table"], "v": v, "prev_v": v - 1, "pad": pads.setdefault(size, "x" * size)}
+        sio.emit("update", payload, to=f"t{data['table']}")
         return {"ok": True, "v": v}
 
     def app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
@@ -83,6 +89,12 @@ def bare_app() -> Any:
 def cpu_times() -> list[int]:
     with open("/proc/stat") as f:
         return [int(x) for x in f.readline().split()[1:]]
+
+
+def busy_seconds(before: list[int], after: list[int]) -> float:
+    """CPU seconds the whole machine spent busy (not idle, iowait or steal)."""
+    delta = [b - a for a, b in zip(before, after, strict=False)]
+    return (sum(delta[:8]) - delta[3] - delta[4] - (delta[7] if len(delta) > 7 else 0)) / os.sysconf("SC_CLK_TCK")
 
 
 def steal_percent(before: list[int], after: list[int]) -> float:
@@ -175,7 +187,7 @@ class Server:
 def gunicorn(app: str, env: dict[str, str], log: Path, extra: list[str] | None = None) -> Server:
     port = free_port()
     cmd = [str(Path(sys.executable).parent / "gunicorn"), "-k", "gevent", "-w", "1", "--no-control-socket",
-           "-b", f"127.0.0.1:{port}", "--graceful-timeout", "5", "--log-level", "warning", *(extra or []), app]
+           "-b", f"127.0.0.1:{port}", "--graceful-timeout", "5", "--log-level", "warning", *(extra or []), *os.environ.get("BENCH_GUNICORN_ARGS", "").split(), app]
     return Server(cmd, env, log, port)
 
 
@@ -239,6 +251,7 @@ class TableRun:
         self.errors: list[str] = []
         self.final: dict[int, int] = {}
         self.first_v: dict[int, int] = {}
+        self.sample: dict[str, Any] | None = None
 
     def on_update(self, k: int, payload: dict[str, Any]) -> None:
         now = time.monotonic()
@@ -249,9 +262,11 @@ class TableRun:
         last[bid] = v
         self.received[k].setdefault(bid, set()).add(v)
         self.arrivals.setdefault((bid, v), []).append(now)
-        if k == 0:
-            self.bytes += len(json.dumps(payload))
-            self.updates += 1
+        size = len(json.dumps(payload))
+        self.bytes += size
+        self.updates += 1
+        if k == CLIENTS_PER_TABLE - 1 and not self.bare:
+            self.sample = payload
         self.progress.set()
 
     async def connect(self, sem: asyncio.Semaphore) -> None:
@@ -354,6 +369,8 @@ async def client_main(specs: list[dict[str, Any]], urls: list[str], bare: bool, 
         "error_count": sum(len(run.errors) for run in runs),
         "bytes": sum(run.bytes for run in runs),
         "updates": sum(run.updates for run in runs),
+        "sample": next((run.sample for run in runs if run.sample), None),
+        "client_cpu": sum(getattr(resource.getrusage(resource.RUSAGE_SELF), f) for f in ("ru_utime", "ru_stime")),
     }
     await asyncio.gather(*(c.disconnect() for run in runs for c in run.clients), return_exceptions=True)
     return result
@@ -380,8 +397,9 @@ def drive(specs: list[dict[str, Any]], urls: list[str], *, bare: bool, size: int
     if crashes:
         raise RuntimeError(f"a client process failed: {crashes}")
     latencies = sorted(x for r in results for x in r["latencies"])
-    merged = {key: sum(r[key] for r in results) for key in ("commands", "lost", "out_of_order", "error_count", "bytes", "updates")}
+    merged = {key: sum(r[key] for r in results) for key in ("commands", "lost", "out_of_order", "error_count", "bytes", "updates", "client_cpu")}
     merged["errors"] = [e for r in results for e in r["errors"]][:10]
+    merged["sample"] = next((r["sample"] for r in results if r.get("sample")), None)
     merged["latencies"] = latencies
     merged["late_start"] = max(0.0, time.monotonic() - start_at - seconds)
     return merged
@@ -423,11 +441,13 @@ def run_mode(args: argparse.Namespace, mode: str, tables: int) -> dict[str, Any]
             else:
                 servers.append(gunicorn("webapp.wsgi:app", env, work / f"server{k}.log"))
         urls = [s.url for s in servers]
+        load0 = Path("/proc/loadavg").read_text().split()[0]
         steal0, cpu0 = cpu_times(), sum(cpu_seconds(s.proc.pid) for s in servers)
         t0 = time.monotonic()
         real = drive(specs, urls, bare=False, size=0, seconds=args.seconds, think=args.think, procs=args.client_procs)
         wall = time.monotonic() - t0
         steal1, cpu1 = cpu_times(), sum(cpu_seconds(s.proc.pid) for s in servers)
+        others = busy_seconds(steal0, steal1) - (cpu1 - cpu0) - real["client_cpu"]
         rss = sum(rss_mb(s.proc.pid) for s in servers)
         server_errors = sum(s.log.read_text().count("Traceback") for s in servers)
         for s in servers:
@@ -436,6 +456,13 @@ def run_mode(args: argparse.Namespace, mode: str, tables: int) -> dict[str, Any]
         size = int(real["bytes"] / max(1, real["updates"]))
         # the bare broadcast: same process count, worker class and message queue
         bare_env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        if real["sample"] is not None and not args.pad:
+            sample = dict(real["sample"])
+            short = size - len(json.dumps(sample)) - len(', "pad": ""')
+            if short > 0:  # brought to the average size of the run's updates (GM views are larger)
+                sample["pad"] = "x" * short
+            (work / "sample.json").write_text(json.dumps(sample))
+            bare_env["BENCH_BARE_PAYLOAD"] = str(work / "sample.json")
         if mode == "cluster":  # the same message queue between the two bare processes
             bare_env.update(BENCH_BARE_REDIS=args.redis, BENCH_BARE_CHANNEL=channel + "-bare")
         for k in range(count):
@@ -447,8 +474,11 @@ def run_mode(args: argparse.Namespace, mode: str, tables: int) -> dict[str, Any]
         servers = []
         return {"mode": mode, "tables": tables, "clients": tables * CLIENTS_PER_TABLE, "seconds": args.seconds,
                 "think": args.think, "real": real, "bare": bare, "wall": wall, "size": size, "rss": rss,
-                "server_cpu": (cpu1 - cpu0) / max(wall, 1e-9), "steal_real": steal_percent(steal0, steal1),
+                "server_cpu": (cpu1 - cpu0) / max(wall, 1e-9), "client_cpu": real["client_cpu"] / max(wall, 1e-9),
+                "others_cpu": max(0.0, others) / max(wall, 1e-9), "load": load0, "steal_real": steal_percent(steal0, steal1),
                 "steal_bare": steal_percent(steal1, steal2), "server_errors": server_errors,
+                "bare_size": int(bare["bytes"] / max(1, bare["updates"])),
+                "bare_kind": "a spectator's real update padded to the average size" if "BENCH_BARE_PAYLOAD" in bare_env else "padding",
                 "server": "gevent" if mode == "cluster" or args.server == "gevent" else "threading"}
     finally:
         for s in servers:
@@ -473,16 +503,19 @@ def report(r: dict[str, Any]) -> None:
     print(f"   latency command -> last client's update: p50 {p50:.1f} ms  p99 {p99:.1f} ms  max {max(rl, default=0) * 1000:.1f} ms")
     print(f"   lost updates: {real['lost']}   out of order: {real['out_of_order']}   client-side errors: {real['error_count']} {real['errors'][:3]}")
     print(f"   server: RSS {r['rss']:.0f} MB, CPU {r['server_cpu'] * 100:.0f}% of one core, tracebacks in log: {r['server_errors']}")
-    print(f"   bare python-socketio broadcast of {r['size']} bytes: {bare['commands']} ({bare['commands'] / r['seconds']:.1f}/s), "
+    print(f"   bare python-socketio broadcast of {r['bare_size']} bytes ({r['bare_kind']}): {bare['commands']} ({bare['commands'] / r['seconds']:.1f}/s), "
           f"p50 {b50:.1f} ms  p99 {b99:.1f} ms, lost {bare['lost']}, out of order {bare['out_of_order']}")
     print(f"   ratio board/bare: p50 {p50 / b50:.2f}x  p99 {p99 / b99:.2f}x")
     print(f"   CPU steal: {r['steal_real']:.1f}% during the board run, {r['steal_bare']:.1f}% during the bare run")
+    print(f"   machine ({os.cpu_count()} CPUs): client processes {r['client_cpu'] * 100:.0f}% of a core, other programs"
+          f" {r['others_cpu'] * 100:.0f}% of a core, load average {r['load']} at the start")
     ok = p99 < 100 and real["lost"] == 0 and real["out_of_order"] == 0 and p99 <= 2 * b99
     print(f"   target (p99 < 100 ms, 0 lost, 0 out of order, p99 within 2x bare): {'MET' if ok else 'NOT MET'}")
     print("   json: " + json.dumps({"mode": r["mode"], "tables": r["tables"], "clients": r["clients"], "cmds_per_s": round(real["commands"] / r["seconds"], 1),
                                    "p50_ms": round(p50, 1), "p99_ms": round(p99, 1), "lost": real["lost"], "out_of_order": real["out_of_order"],
                                    "rss_mb": round(r["rss"]), "bare_p50_ms": round(b50, 1), "bare_p99_ms": round(b99, 1),
-                                   "ratio_p99": round(p99 / b99, 2), "steal_pct": round(r["steal_real"], 1), "think_s": r["think"]}), flush=True)
+                                   "ratio_p99": round(p99 / b99, 2), "steal_pct": round(r["steal_real"], 1), "think_s": r["think"],
+                                   "others_cpu_pct": round(r["others_cpu"] * 100)}), flush=True)
 
 
 def main() -> int:
@@ -495,6 +528,7 @@ def main() -> int:
     parser.add_argument("--server", choices=["gevent", "threading"], default="gevent", help="single mode's server")
     parser.add_argument("--pg", default=os.environ.get("BATTLEBOARD_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres"))
     parser.add_argument("--redis", default=os.environ.get("BATTLEBOARD_TEST_REDIS", "redis://127.0.0.1:6379/0"))
+    parser.add_argument("--pad", action="store_true", help="bare payload: one padding string instead of a real update")
     parser.add_argument("--keep", action="store_true", help="keep the work folder (server logs)")
     args = parser.parse_args()
     print(f"bench_load on {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}", flush=True)
