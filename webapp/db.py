@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import time
+
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError, ProgrammingError
 from sqlmodel import SQLModel, create_engine
 
 from . import models  # noqa: F401  (registers the tables)
@@ -48,4 +51,13 @@ def make_engine(url: str, *, timeout: float = 30.0) -> Engine:
 
 
 def create_tables(engine: Engine) -> None:
-    SQLModel.metadata.create_all(engine)
+    """Create the tables that are missing. Two processes starting at once on PostgreSQL may race on
+    the catalogue; the loser waits a moment and looks again."""
+    for attempt in range(5):
+        try:
+            SQLModel.metadata.create_all(engine)
+            return
+        except (IntegrityError, ProgrammingError):
+            if attempt == 4:
+                raise
+            time.sleep(0.2 * (attempt + 1))

@@ -93,7 +93,7 @@ def pg_url(pg_admin: str) -> Iterator[str]:
 class Gunicorn:
     """One ``gunicorn -k gevent -w 1`` process running ``webapp.wsgi:app``."""
 
-    def __init__(self, env: dict[str, str], instance: Path, name: str) -> None:
+    def __init__(self, env: dict[str, str], instance: Path, name: str, *, wait: bool = True) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = instance / f"{name}.log"
@@ -110,7 +110,8 @@ class Gunicorn:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-        self.wait_ready()
+        if wait:
+            self.wait_ready()
 
     def wait_ready(self, timeout: float = 30) -> None:
         deadline = time.monotonic() + timeout
@@ -151,9 +152,11 @@ def cluster(pg_url: str, redis_url: str, tmp_path: Path) -> Iterator[dict[str, A
     }
     servers: list[Gunicorn] = []
     try:
-        # the first creates the tables; the second starts after, so they never race on DDL
-        servers.append(Gunicorn(env, tmp_path, "a"))
-        servers.append(Gunicorn(env, tmp_path, "b"))
+        # both start at once on an empty database: they race to create the tables, as in production
+        servers.append(Gunicorn(env, tmp_path, "a", wait=False))
+        servers.append(Gunicorn(env, tmp_path, "b", wait=False))
+        for server in servers:
+            server.wait_ready()
         yield {"servers": servers, "database_url": pg_url, "env": env}
     finally:
         for server in servers:
