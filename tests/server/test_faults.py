@@ -259,3 +259,164 @@ def test_a_resend_after_a_lost_ack_is_answered_not_applied_twice(duel: Table) ->
     with duel.service.session() as s:
         rows = s.exec(select(BattleCommand).where(BattleCommand.msg_id == "lost-ack-1")).all()
     assert len(rows) == 1
+
+
+# --- a real network drop between a phone and a live server --------------------------------------
+
+
+class CuttableProxy:
+    """A TCP forwarder between a client and the server whose line can be cut and restored."""
+
+    def __init__(self, target_port: int) -> None:
+        import socket
+
+        self.target_port = target_port
+        self.listener = socket.socket()
+        self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(16)
+        self.port = self.listener.getsockname()[1]
+        self.up = threading.Event()
+        self.up.set()
+        self.closed = False
+        self.pairs: list[tuple[Any, Any]] = []
+        self.guard = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        import socket
+
+        while not self.closed:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            if not self.up.is_set():
+                client.close()  # the Wi-Fi is gone: nothing gets through
+                continue
+            upstream = socket.create_connection(("127.0.0.1", self.target_port))
+            with self.guard:
+                self.pairs.append((client, upstream))
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(source: Any, sink: Any) -> None:
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (source, sink):
+                try:
+                    s.close()
+                except OSError:
+                    pass
+
+    def cut(self) -> None:
+        import socket
+
+        self.up.clear()
+        with self.guard:
+            pairs, self.pairs = self.pairs, []
+        for pair in pairs:
+            for s in pair:
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                    s.close()
+                except OSError:
+                    pass
+
+    def restore(self) -> None:
+        self.up.set()
+
+    def close(self) -> None:
+        self.closed = True
+        self.cut()
+        self.listener.close()
+
+
+def test_a_phone_cut_off_the_network_reconnects_and_catches_up(tmp_path: Path) -> None:
+    from tests.conftest import duel_lineup
+
+    service = BattleService(make_engine(f"sqlite:///{tmp_path / 'battleboard.sqlite3'}"))
+    from webapp.db import create_tables
+
+    create_tables(service.engine)
+    table = service.create_table("Wi-Fi test", "phantoms-bane")
+    _, seat = service.join(table.join_code, "Phone")
+    service.set_lineup(table.id, duel_lineup(a={"controller": "seat", "seat": seat.public_id}))
+    battle_id = service.start_battle(table.id, seed="wifi").battle_id
+    port = _free_port()
+    server = _serve(tmp_path, port, tmp_path / "server.log")
+    proxy = CuttableProxy(port)
+    phone = socketio_client.Client(reconnection=True, reconnection_delay=0.2, reconnection_delay_max=0.5)
+    gm = socketio_client.Client(reconnection=False)
+    held = {"v": 0, "events": [], "connects": 0, "gaps": 0}
+    lock = threading.Lock()
+
+    def catch_up() -> None:  # what the page does on every (re)connect: sync from the version it holds
+        ack = phone.call("sync", {"battle_id": battle_id, "since_v": held["v"]}, timeout=10)
+        with lock:
+            held["events"] += [(e["v"], e["i"]) for e in ack["battle"]["events"]]
+            held["v"] = ack["battle"]["v"]
+
+    def on_update(payload: dict[str, Any]) -> None:
+        with lock:
+            if payload["prev_v"] != held["v"]:
+                held["gaps"] += 1  # the page would sync here
+                return
+            held["events"] += [(e["v"], e["i"]) for e in payload["events"]]
+            held["v"] = payload["v"]
+
+    def on_connect() -> None:
+        held["connects"] += 1
+        threading.Thread(target=catch_up, daemon=True).start()
+
+    phone.on("connect", on_connect)
+    phone.on("update", on_update)
+    try:
+        phone.connect(f"http://127.0.0.1:{proxy.port}", auth={"table": table.slug, "token": seat.token}, transports=["websocket"], wait_timeout=10)
+        gm.connect(f"http://127.0.0.1:{port}", auth={"table": table.slug, "token": table.gm_token}, transports=["websocket"], wait_timeout=10)
+        deadline = time.monotonic() + 10
+        while held["v"] == 0 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        before = held["v"]
+        assert before >= 1
+        proxy.cut()  # the phone drops off the Wi-Fi
+        deadline = time.monotonic() + 10
+        while phone.connected and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not phone.connected, "the client notices it is offline (the page shows 'reconnecting')"
+        v = before
+        for option in ("attack", "defend", "press"):  # the table plays on
+            if service.battle(battle_id).status == "ended":
+                break
+            ack = gm.call("declare", {"battle_id": battle_id, "expected_v": v,
+                                      "declaration": {"type": "choose", "combatant": "monster", "option": option}}, timeout=10)
+            assert ack["ok"], ack
+            v = ack["v"]
+            service.declare(battle_id, Viewer.player(seat.public_id), {"type": "choose", "combatant": "jharek", "option": "attack"})
+            v = service.battle(battle_id).version
+        time.sleep(1.0)
+        assert held["v"] == before, "nothing reaches the phone while it is away"
+        proxy.restore()
+        deadline = time.monotonic() + 15
+        while held["v"] != v and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert held["connects"] >= 2, "the client reconnected by itself"
+        assert held["v"] == v, "caught up to the current version"
+        missed = [(ev_v, i) for ev_v, i in held["events"] if ev_v > before]
+        assert sorted({ev_v for ev_v, _ in missed}) == list(range(before + 1, v + 1)), "every missed version arrived"
+        assert len(missed) == len(set(missed)), "no event twice"
+    finally:
+        phone.disconnect()
+        gm.disconnect()
+        proxy.close()
+        server.send_signal(signal.SIGINT)
+        try:
+            server.wait(10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        service.engine.dispose()
