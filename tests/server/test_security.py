@@ -268,3 +268,16 @@ def test_odd_keys_give_a_spectator_at_most(duel: Table, token: Any) -> None:
         ack = client.emit("sync", {}, callback=True)
         assert ack["table"]["role"] == "spectator"
         assert client.emit("notes_set", {"notes": "x"}, callback=True)["code"] == "forbidden"
+
+
+def test_join_validates_the_form_and_creates_nothing_on_bad_input(duel: Table) -> None:
+    client = duel.app.test_client()
+    seats = len(duel.service.seats(duel.table.id))
+    for i, data in enumerate(({"code": duel.table.join_code, "name": ""}, {"code": duel.table.join_code, "name": "x" * 41},
+                              {"code": duel.table.join_code}, {"name": "Zed"}, {"code": "", "name": "Zed"})):
+        response = client.post("/join", data=data, environ_base={"REMOTE_ADDR": f"10.1.0.{i}"})
+        assert response.status_code == 400, data
+        assert "Join" in response.get_data(as_text=True) or "join" in response.get_data(as_text=True)
+    assert len(duel.service.seats(duel.table.id)) == seats
+    assert client.get("/j/" + "A" * 500).status_code == 200  # a silly link shows the form, trimmed
+    assert "A" * 13 not in client.get("/j/" + "A" * 500).get_data(as_text=True)
