@@ -174,3 +174,16 @@ def test_declarations_near_the_legal_ones(fuzzed: Fuzzed, data: Any) -> None:
     payload = {"battle_id": battle.get("battle_id", fuzzed.battle_id), "expected_v": battle.get("v"), "declaration": decl}
     ack = client.emit("declare", payload, callback=True)
     check_answer(fuzzed, role, "declare", payload, ack, before)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(auth=json_values | st.fixed_dictionaries({"table": st.just("<slug>") | json_values, "token": json_values}))
+def test_connect_with_random_auth_gives_a_spectator_at_most(fuzzed: Fuzzed, auth: Any) -> None:
+    if isinstance(auth, dict) and auth.get("table") == "<slug>":
+        auth = {**auth, "table": fuzzed.table.slug}
+    client = socketio.test_client(fuzzed.app, auth=auth, flask_test_client=fuzzed.app.test_client())
+    if client.is_connected():
+        ack = client.emit("sync", {}, callback=True)
+        assert ack["ok"] and ack["table"]["role"] == "spectator", ack
+        assert "join_code" not in ack["table"]
+        client.disconnect()
