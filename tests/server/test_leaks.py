@@ -20,6 +20,7 @@ from sqlmodel import select
 from rules import Viewer, available_systems, derive_seed, get_system
 from rules.core import may_see
 from tests.conftest import make_app
+from tests.server.test_sockets import without_menus
 from webapp.app import socketio
 from webapp.models import BattleEvent, GameTable
 
@@ -216,5 +217,35 @@ def test_no_hidden_value_reaches_a_spectator_or_another_seat(tmp_path: Any, syst
             for text in hidden:
                 if len(text) >= 8:
                     assert needle(text) not in blob, f"{system_id}: {label} received hidden text: {text!r}"
+    finally:
+        service.engine.dispose()
+
+
+def test_seats_that_control_nothing_get_their_own_correct_view(tmp_path: Any) -> None:
+    """Idle seats share one projection on the wire; each still sees exactly what a sync shows it."""
+    app = make_app(tmp_path)
+    service = app.extensions["battleboard"].service
+    try:
+        table = service.create_table("Idle seats", "phantoms-bane")
+        seats = [service.join(table.join_code, f"P{i}")[1] for i in range(5)]
+        service.set_lineup(table.id, lineup_for(get_system("phantoms-bane"), [seats[0].public_id, seats[1].public_id]))
+        battle_id = service.start_battle(table.id, seed=SEED).battle_id
+        clients = [Recorder(app, table.slug, seat.token) for seat in seats]
+        spectator = Recorder(app, table.slug, None)
+        for client in [*clients, spectator]:
+            client.sync()
+        version = service.battle(battle_id).version
+        ack = clients[0].call("declare", {"battle_id": battle_id, "expected_v": version,
+                                          "declaration": {"type": "choose", "combatant": "c1", "option": "defend"}})
+        assert ack["ok"], ack
+        for client in [*clients, spectator]:
+            client.drain()
+            update = client.battle
+            assert update is not None and update["v"] == version + 1
+            fresh = client.call("sync", {"battle_id": battle_id, "since_v": version})["battle"]
+            assert update["view"] == fresh["view"]
+        for client in [*clients[1:], spectator]:  # the secret choice stays with seat one
+            updates = [m for m in client.transcript if "ack" not in m and m["name"] == "update"]
+            assert "defend" not in without_menus(updates), "a secret choice reached another seat"
     finally:
         service.engine.dispose()
