@@ -116,6 +116,19 @@ def _join_code() -> str:
     return "".join(secrets.choice(JOIN_ALPHABET) for _ in range(6))
 
 
+#: ids and versions are SQL integers: anything outside this range cannot name a row
+MAX_ID = 2**31 - 1
+
+
+def clean_id(raw: Any, what: str) -> int:
+    """A row id from a client: a whole number in the database's range."""
+    if not isinstance(raw, int) or isinstance(raw, bool):
+        raise InvalidDeclaration(f"{what} must be a number")
+    if not 0 < raw <= MAX_ID:
+        raise NotFound(f"no such {what.removesuffix('_id')}")
+    return raw
+
+
 def clean_name(raw: Any, what: str = "name", limit: int = 40) -> str:
     if not isinstance(raw, str) or not raw.strip():
         raise InvalidDeclaration(f"a {what} is needed")
@@ -305,6 +318,7 @@ class BattleService:
     def load_roster(self, table_id: int, roster_id: Any, *, append: bool = False) -> GameTable:
         if not isinstance(roster_id, int) or isinstance(roster_id, bool):
             raise InvalidDeclaration("pick a roster")
+        roster_id = clean_id(roster_id, "roster_id")
         with self.session() as s:
             table = self._get_table(s, table_id)
             roster = s.get(Roster, roster_id)
@@ -336,6 +350,7 @@ class BattleService:
     def delete_roster(self, roster_id: Any) -> None:
         if not isinstance(roster_id, int) or isinstance(roster_id, bool):
             raise InvalidDeclaration("pick a roster")
+        roster_id = clean_id(roster_id, "roster_id")
         with self.session() as s:
             roster = s.get(Roster, roster_id)
             if roster is None:
@@ -348,6 +363,7 @@ class BattleService:
 
     # --- battles ----------------------------------------------------------------------------
     def battle(self, battle_id: int) -> Battle:
+        battle_id = clean_id(battle_id, "battle_id")
         with self.session() as s:
             battle = s.get(Battle, battle_id)
             if battle is None:
@@ -488,8 +504,7 @@ class BattleService:
         step: Callable[[Battle, Any, dict[str, Any], int], tuple[dict[str, Any], list[dict[str, Any]], bool]],
         prev_override: dict[str, Any] | None = None,
     ) -> CommandResult:
-        if not isinstance(battle_id, int) or isinstance(battle_id, bool):
-            raise InvalidDeclaration("battle_id must be a number")
+        battle_id = clean_id(battle_id, "battle_id")
         if expected_v is not None and (not isinstance(expected_v, int) or isinstance(expected_v, bool)):
             raise InvalidDeclaration("expected_v must be a whole number")
         if msg_id is not None and (not isinstance(msg_id, str) or not MSG_ID_RE.match(msg_id)):

@@ -93,7 +93,7 @@ class Fuzzed:
 
 def plausible(f: Fuzzed) -> st.SearchStrategy[Any]:
     """Values near the real ones: the right battle, real combatants and seats, known declaration types."""
-    battle = st.sampled_from([f.battle_id, f.battle_id + 1, 0, -1])
+    battle = st.sampled_from([f.battle_id, f.battle_id + 1, 0, -1, 2**31, 2**63, 2**70, -(2**70)])
     combatant = st.sampled_from(f.combatants + ["nobody", ""])
     declaration = st.fixed_dictionaries(
         {"type": st.sampled_from(f.types) | st.text(max_size=12)},
@@ -102,16 +102,16 @@ def plausible(f: Fuzzed) -> st.SearchStrategy[Any]:
     )
     values = {
         "battle_id": battle | json_values,
-        "expected_v": st.integers(min_value=-2, max_value=60) | json_values,
+        "expected_v": st.integers(min_value=-2, max_value=60) | st.sampled_from([2**63, 2**70]) | json_values,
         "declaration": declaration | json_values,
         "msg_id": st.text(max_size=70) | st.from_regex(r"[a-z0-9]{1,8}", fullmatch=True),
-        "since_v": st.integers(min_value=-5, max_value=100) | json_values,
+        "since_v": st.integers(min_value=-5, max_value=100) | st.sampled_from([2**63, 2**70]) | json_values,
         "combatant": combatant | json_values,
         "controller": st.sampled_from(["gm", "computer", "seat", "robot"]) | json_values,
         "seat": st.sampled_from([f.seat_one.public_id, f.seat_two.public_id, "s-nope"]) | json_values,
         "lineup": st.lists(st.dictionaries(st.sampled_from(["name", "id", "side", "controller", "seat", "hp", "offence"]), json_values, max_size=6), max_size=3) | json_values,
         "options": st.dictionaries(st.text(max_size=12), json_values, max_size=4) | json_values,
-        "roster_id": st.integers(min_value=-1, max_value=5) | json_values,
+        "roster_id": st.integers(min_value=-1, max_value=5) | st.sampled_from([2**31, 2**63, 2**70]) | json_values,
     }
     return st.dictionaries(st.sampled_from(KEYS), json_values, max_size=6).flatmap(
         lambda base: st.fixed_dictionaries({}, optional={k: v for k, v in values.items()}).map(lambda extra: {**base, **extra})
@@ -187,3 +187,22 @@ def test_connect_with_random_auth_gives_a_spectator_at_most(fuzzed: Fuzzed, auth
         assert ack["ok"] and ack["table"]["role"] == "spectator", ack
         assert "join_code" not in ack["table"]
         client.disconnect()
+
+
+@pytest.mark.parametrize("big", [2**31, 2**63, 2**70, -(2**63)])
+def test_numbers_beyond_the_database_range_are_refused_clearly(tmp_path: Path, big: int) -> None:
+    app = make_app(tmp_path)
+    f = Fuzzed(app, "phantoms-bane")
+    gm = f.clients["gm"]
+    before = f.dump()
+    for event, payload in (("declare", {"battle_id": big, "declaration": {"type": "choose"}}), ("undo", {"battle_id": big}),
+                           ("battle_end", {"battle_id": big}), ("assign", {"battle_id": big, "combatant": "c1", "controller": "gm"}),
+                           ("roster_load", {"roster_id": big}), ("roster_delete", {"roster_id": big}),
+                           ("sync", {"battle_id": big, "since_v": abs(big)}),
+                           ("declare", {"battle_id": f.battle_id, "expected_v": big, "declaration": {"type": "choose", "combatant": "c1", "option": "attack"}})):
+        ack = gm.emit(event, payload, callback=True)
+        assert ack.get("code") != "server_error", (event, ack)
+        if event != "sync":
+            assert ack["ok"] is False and ack["code"] in KNOWN_CODES, (event, ack)
+    assert f.dump() == before
+    app.extensions["battleboard"].service.engine.dispose()
