@@ -5,7 +5,9 @@ import { h, replace, button } from "./ui.js";
 
 let editing = null; // index of the lineup entry being edited, "new", {preset}, or null
 let setupOpen = null; // the GM's own choice to show or fold the set-up; by default open until a battle exists
-let latest = null; // the last [root, table, ctx] drawn, so a re-draw always uses the newest table
+let latest = null;
+let draft = null; // the lineup as our own unanswered edits left it
+let inflight = 0; // lineup edits sent and not yet answered // the last [root, table, ctx] drawn, so a re-draw always uses the newest table
 
 function redraw() {
   if (latest) renderSetup(...latest);
@@ -67,14 +69,24 @@ export function renderNotes(root, table, ctx) {
 
 export function renderSetup(root, table, ctx) {
   latest = [root, table, ctx];
-  const lineup = (table.lineup || []).map((e) => ({ ...e }));
+  // While an edit is on its way, later edits build on it, not on the last lineup the server echoed.
+  const lineup = ((inflight > 0 && draft) || table.lineup || []).map((e) => ({ ...e }));
   const fields = table.forms.combatant;
   const emit = async (event, payload) => {
     const ack = await ctx.conn.emit(event, payload);
     if (!ack.ok) ctx.notice(ack.error);
     return ack;
   };
-  const saveLineup = (next) => emit("lineup_set", { lineup: next });
+  const saveLineup = async (next) => {
+    draft = next.map((e) => ({ ...e }));
+    inflight += 1;
+    try {
+      return await emit("lineup_set", { lineup: next });
+    } finally {
+      inflight -= 1;
+      if (inflight === 0) draft = null;
+    }
+  };
 
   const rows = lineup.map((entry, i) => h("li", { class: "lineup-row", dataset: { testid: `lineup-${i}` } },
     h("span", { class: "lineup-name" }, entry.name),
