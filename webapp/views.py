@@ -170,7 +170,15 @@ def gm_page(slug: str) -> Any:
 def player_page(slug: str) -> Any:
     table = _table_or_404(slug)
     token = _remembered("seats", table.slug)
-    if not token:
+    try:
+        viewer, _seat = _hub().service.viewer_for(table, token) if token else (None, None)
+    except RulesError:
+        viewer = None
+    if viewer is None or viewer.role != "player":
+        # no seat here, or one from an earlier database: join afresh
+        seats = dict(session.get("seats") or {})
+        seats.pop(table.slug, None)
+        session["seats"] = seats
         return redirect(url_for("board.join_form"))
     return render_template("board.html", role="player", table=table, token=token, join_url="", watch_url="")
 

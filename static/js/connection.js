@@ -48,7 +48,11 @@ export function connect({ table, token, onTable, onBattle, onStatus, onError }) 
 
   socket.on("connect", () => { onStatus("live"); sync(); });
   socket.on("disconnect", () => onStatus("reconnecting"));
-  socket.on("connect_error", (err) => onStatus("reconnecting", err && err.message));
+  socket.on("connect_error", (err) => {
+    // A refusal by the server (unknown table, a key that is not valid here) is final; a network error is retried.
+    if (!socket.active) { onStatus("refused", err && err.message); onError(`The board refused this page: ${err && err.message}`); }
+    else onStatus("reconnecting", err && err.message);
+  });
   socket.on("table", (payload) => {
     onTable(payload);
     if (payload.battle_id !== state.battleId) sync();

@@ -41,7 +41,12 @@ function notice(text, kind = "error") {
 
 function setStatus(stateName, detail) {
   els.status.dataset.state = stateName;
-  const text = stateName === "live" ? "● live" : `reconnecting…${detail && detail !== "websocket error" && detail !== "xhr poll error" ? ` (${detail})` : ""}`;
+  const text = stateName === "live" ? "● live" : stateName === "refused" ? `not connected: ${detail || "refused"}`
+    : `reconnecting…${detail && detail !== "websocket error" && detail !== "xhr poll error" ? ` (${detail})` : ""}`;
+  if (stateName === "refused") {
+    replace(els.battle, h("div", { class: "empty-battle" }, h("p", { class: "big-text" }, `This page cannot join the table: ${detail || "refused"}.`),
+      h("p", {}, h("a", { href: "/join" }, "Join again with the code"), " · ", h("a", { href: "/" }, "Front page"))));
+  }
   replace(els.status, text);
   body.classList.toggle("offline", stateName !== "live");
 }

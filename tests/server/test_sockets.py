@@ -387,3 +387,16 @@ def test_a_restart_of_the_server_keeps_the_fight_and_the_choice(tmp_path: Any) -
     )
     assert ack["ok"]
     assert second.extensions["battleboard"].service.battle(duel.battle_id).state["turn"] == 2
+
+
+def test_a_player_page_with_a_stale_seat_goes_back_to_joining(duel: Table) -> None:
+    http = duel.app.test_client()
+    with http.session_transaction() as session:
+        session["seats"] = {duel.table.slug: "a-seat-key-from-an-older-database"}
+    response = http.get(f"/t/{duel.table.slug}/play")
+    assert response.status_code == 302 and response.headers["Location"].endswith("/join")
+    with http.session_transaction() as session:
+        assert duel.table.slug not in session.get("seats", {})
+    with http.session_transaction() as session:
+        session["seats"] = {duel.table.slug: duel.seat_a.token}
+    assert http.get(f"/t/{duel.table.slug}/play").status_code == 200
