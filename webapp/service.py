@@ -146,6 +146,11 @@ class BattleService:
         self.broadcaster = broadcaster
         self._locks: dict[int, threading.Lock] = {}
         self._locks_guard = threading.Lock()
+        # SQLite takes one writer at a time and makes the others poll with sleeps of up to 100 ms;
+        # queueing this process's writers on a lock hands the file over at once instead
+        self._writer: threading.Lock | contextlib.nullcontext[None] = (
+            threading.Lock() if engine.dialect.name == "sqlite" else contextlib.nullcontext()
+        )
 
     # --- locking ----------------------------------------------------------------------------
     def _lock(self, battle_id: int) -> threading.Lock:
@@ -372,7 +377,7 @@ class BattleService:
 
     def start_battle(self, table_id: int, *, seed: str | None = None) -> CommandResult:
         """Start a new battle from the table's lineup and options; it becomes the table's battle."""
-        with self.session() as s:
+        with self._writer, self.session() as s:
             table = self._get_table(s, table_id)
             system = get_system(table.system_id)
             with rules_guard("lineup"):
@@ -509,7 +514,7 @@ class BattleService:
             raise InvalidDeclaration("expected_v must be a whole number")
         if msg_id is not None and (not isinstance(msg_id, str) or not MSG_ID_RE.match(msg_id)):
             raise InvalidDeclaration("msg_id must be a short string of letters, digits and -_.:")
-        with self._lock(battle_id):
+        with self._lock(battle_id), self._writer:
             with self.session() as s:
                 battle = s.get(Battle, battle_id)
                 if battle is None:
