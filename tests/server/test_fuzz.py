@@ -9,6 +9,7 @@ seat or spectator ever receives the GM's notes, the join code, the dice seed or 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,8 @@ SYSTEM_IDS = [system.id for system in available_systems()]
 NOTES = "fuzz-notes-9f2c: the dragon is asleep"
 KNOWN_CODES = {"invalid", "illegal", "forbidden", "not_found", "stale", "unavailable"}
 EXAMPLES = 120
+#: under CI the examples are the same every run (a new finding should come from a local run, not a flaky CI)
+IN_CI = os.environ.get("CI") == "true"
 
 scalars = st.one_of(
     st.none(),
@@ -139,7 +142,7 @@ def check_answer(f: Fuzzed, role: str, event: str, payload: Any, ack: Any, befor
             assert secret not in received, f"{role} received a secret after {event}"
 
 
-@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=IN_CI, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(data=st.data())
 def test_every_event_with_random_payloads_and_roles(fuzzed: Fuzzed, data: Any) -> None:
     role = data.draw(st.sampled_from(["gm", "player", "spectator"]), label="role")
@@ -150,7 +153,7 @@ def test_every_event_with_random_payloads_and_roles(fuzzed: Fuzzed, data: Any) -
     check_answer(fuzzed, role, event, payload, ack, before)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, derandomize=IN_CI, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(data=st.data())
 def test_declarations_near_the_legal_ones(fuzzed: Fuzzed, data: Any) -> None:
     """Mutations of what the viewer may declare now: a field dropped, changed or added."""
@@ -176,8 +179,10 @@ def test_declarations_near_the_legal_ones(fuzzed: Fuzzed, data: Any) -> None:
     check_answer(fuzzed, role, "declare", payload, ack, before)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(auth=json_values | st.fixed_dictionaries({"table": st.just("<slug>") | json_values, "token": json_values}))
+@settings(max_examples=60, deadline=None, derandomize=IN_CI, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+# a bare number as the whole auth cannot be framed in a Socket.IO CONNECT packet (its digits read as
+# an ack id); the browser client always sends an object, so numbers are tried inside objects only
+@given(auth=json_values.filter(lambda a: not isinstance(a, int | float)) | st.fixed_dictionaries({"table": st.just("<slug>") | json_values, "token": json_values}))
 def test_connect_with_random_auth_gives_a_spectator_at_most(fuzzed: Fuzzed, auth: Any) -> None:
     if isinstance(auth, dict) and auth.get("table") == "<slug>":
         auth = {**auth, "table": fuzzed.table.slug}
