@@ -965,68 +965,26 @@ def _resolve_turn(state: State, dice: DiceSource) -> list[Event]:
             )
 
     # 4. penetrations (A then B), then counters (A then B)
-    for scorer in (a, b):
-        target = _other(state, scorer)
-        if faces[scorer]["offence"] == 6 and faces[target]["defence"] == 1:
-            doubled = effective[scorer] == "press"
-            half_dice = [
-                dice.randint(1, 3, f"{names[scorer]} penetration half-die")
-                for _ in range(2 if doubled else 1)
-            ]
+    # (kind, the scorer's die, the other's die, the option that doubles it, breakdown list, event, wording)
+    extra_damage = (
+        ("penetration", "offence", "defence", "press", "penetrations", "penetration.scored", "gets through {}'s guard", " while pressing"),
+        ("counter", "defence", "offence", "defend", "counters", "counter.scored", "counters {}", " from a defensive stance"),
+    )
+    for kind, own_die, other_die, doubling, listing, event_type, wording, stance in extra_damage:
+        for scorer in (a, b):
+            target = _other(state, scorer)
+            if faces[scorer][own_die] != 6 or faces[target][other_die] != 1:
+                continue
+            doubled = effective[scorer] == doubling
+            half_dice = [dice.randint(1, 3, f"{names[scorer]} {kind} half-die") for _ in range(2 if doubled else 1)]
             amount = sum(r.total for r in half_dice)
-            breakdown["damage"][target]["penetration"] += amount
-            breakdown["penetrations"].append(
-                {
-                    "by": scorer,
-                    "on": target,
-                    "half_dice": [r.total for r in half_dice],
-                    "amount": amount,
-                    "doubled": doubled,
-                }
+            breakdown["damage"][target][kind] += amount
+            breakdown[listing].append(
+                {"by": scorer, "on": target, "half_dice": [r.total for r in half_dice], "amount": amount, "doubled": doubled}
             )
+            text = f"{names[scorer]} {wording.format(names[target])}{stance if doubled else ''}: {amount} extra damage."
             events.append(
-                event(
-                    "penetration.scored",
-                    f"{names[scorer]} gets through {names[target]}'s guard"
-                    + (" while pressing" if doubled else "")
-                    + f": {amount} extra damage.",
-                    rolls=half_dice,
-                    attacker=scorer,
-                    target=target,
-                    amount=amount,
-                    doubled=doubled,
-                )
-            )
-    for scorer in (a, b):
-        target = _other(state, scorer)
-        if faces[scorer]["defence"] == 6 and faces[target]["offence"] == 1:
-            doubled = effective[scorer] == "defend"
-            half_dice = [
-                dice.randint(1, 3, f"{names[scorer]} counter half-die") for _ in range(2 if doubled else 1)
-            ]
-            amount = sum(r.total for r in half_dice)
-            breakdown["damage"][target]["counter"] += amount
-            breakdown["counters"].append(
-                {
-                    "by": scorer,
-                    "on": target,
-                    "half_dice": [r.total for r in half_dice],
-                    "amount": amount,
-                    "doubled": doubled,
-                }
-            )
-            events.append(
-                event(
-                    "counter.scored",
-                    f"{names[scorer]} counters {names[target]}"
-                    + (" from a defensive stance" if doubled else "")
-                    + f": {amount} extra damage.",
-                    rolls=half_dice,
-                    attacker=scorer,
-                    target=target,
-                    amount=amount,
-                    doubled=doubled,
-                )
+                event(event_type, text, rolls=half_dice, attacker=scorer, target=target, amount=amount, doubled=doubled)
             )
 
     # 5. health, then wear on armour (penetrations) and weapons (counters)
