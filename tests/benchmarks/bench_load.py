@@ -422,16 +422,19 @@ def run_mode(args: argparse.Namespace, mode: str, tables: int) -> dict[str, Any]
     pg_name = None
     servers: list[Server] = []
     try:
-        if mode == "cluster":
+        if mode == "cluster" or args.single_db == "postgresql":
             import psycopg
 
             pg_name = f"battleboard_bench_{secrets.token_hex(4)}"
             with psycopg.connect(pg_admin, autocommit=True) as conn:
                 conn.execute(f'CREATE DATABASE "{pg_name}"')
+                if args.pg_synchronous_commit != "on":  # a diagnosis: how much of the latency is the WAL flush
+                    conn.execute(f'ALTER DATABASE "{pg_name}" SET synchronous_commit = {args.pg_synchronous_commit}')
             database_url = pg_admin.rsplit("/", 1)[0] + "/" + pg_name
         print(f"[{mode}] preparing {tables} tables ({tables * CLIENTS_PER_TABLE} clients)…", flush=True)
         specs = prepare_tables(database_url, tables)
-        env = board_env(work, database_url, args.redis if mode == "cluster" else None, channel)
+        queue = args.redis if mode == "cluster" or args.single_queue == "redis" else None
+        env = board_env(work, database_url, queue, channel)
         count = 2 if mode == "cluster" else 1
         for k in range(count):
             if mode == "single" and args.server == "threading":
@@ -485,7 +488,8 @@ def run_mode(args: argparse.Namespace, mode: str, tables: int) -> dict[str, Any]
                 "steal_bare": steal_percent(steal1, steal2), "server_errors": server_errors,
                 "bare_size": int(bare["bytes"] / max(1, bare["updates"])),
                 "bare_kind": "a spectator's real update padded to the average size" if "BENCH_BARE_PAYLOAD" in bare_env else "padding",
-                "server": "gevent" if mode == "cluster" or args.server == "gevent" else "threading"}
+                "server": "gevent" if mode == "cluster" or args.server == "gevent" else "threading",
+                "database": "PostgreSQL" if pg_name else "SQLite", "queue": bool(queue)}
     finally:
         for s in servers:
             s.stop()
@@ -504,7 +508,8 @@ def report(r: dict[str, Any]) -> None:
     p50, p99 = pct(rl, 50), pct(rl, 99)
     b50, b99 = pct(bl, 50), pct(bl, 99)
     print()
-    print(f"== {r['mode']}: {r['tables']} tables, {r['clients']} clients, {r['seconds']} s, think {r['think']} s, server {r['server']}")
+    print(f"== {r['mode']}: {r['tables']} tables, {r['clients']} clients, {r['seconds']} s, think {r['think']} s, server {r['server']},"
+          f" {r['database']}{' + Redis' if r['queue'] else ''}")
     print(f"   commands: {real['commands']} ({real['commands'] / r['seconds']:.1f}/s)   update payload ~{r['size']} bytes")
     print(f"   latency command -> last client's update: p50 {p50:.1f} ms  p99 {p99:.1f} ms  max {max(rl, default=0) * 1000:.1f} ms")
     print(f"   lost updates: {real['lost']}   out of order: {real['out_of_order']}   client-side errors: {real['error_count']} {real['errors'][:3]}")
@@ -536,6 +541,10 @@ def main() -> int:
     parser.add_argument("--pg", default=os.environ.get("BATTLEBOARD_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres"))
     parser.add_argument("--redis", default=os.environ.get("BATTLEBOARD_TEST_REDIS", "redis://127.0.0.1:6379/0"))
     parser.add_argument("--pad", action="store_true", help="bare payload: one padding string instead of a real update")
+    parser.add_argument("--single-db", choices=["sqlite", "postgresql"], default="sqlite", help="single mode's database")
+    parser.add_argument("--single-queue", choices=["none", "redis"], default="none", help="single mode's message queue")
+    parser.add_argument("--pg-synchronous-commit", choices=["on", "off"], default="on",
+                        help="cluster mode: PostgreSQL's synchronous_commit for the benchmark database (off only to diagnose)")
     parser.add_argument("--keep", action="store_true", help="keep the work folder (server logs)")
     args = parser.parse_args()
     print(f"bench_load on {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}", flush=True)
