@@ -27,6 +27,7 @@ import asyncio
 import json
 import multiprocessing as mp
 import os
+import random
 import resource
 import secrets
 import shutil
@@ -252,6 +253,7 @@ class TableRun:
         self.final: dict[int, int] = {}
         self.first_v: dict[int, int] = {}
         self.sample: dict[str, Any] | None = None
+        self.rng = random.Random(spec["index"])  # the same pauses in the board run and the bare run
 
     def on_update(self, k: int, payload: dict[str, Any]) -> None:
         now = time.monotonic()
@@ -338,8 +340,8 @@ class TableRun:
                 self.errors.append(str(ack)[:200])
                 if ack.get("code") == "stale":
                     v = ack["v"]
-            if think:
-                await asyncio.sleep(think)
+            if think:  # tables do not move in step: each pause is drawn between 0.5x and 1.5x the think time
+                await asyncio.sleep(think * self.rng.uniform(0.5, 1.5))
 
     def lost(self) -> int:
         missing = 0
@@ -535,7 +537,8 @@ def main() -> int:
     parser.add_argument("--mode", choices=["single", "cluster", "both"], default="both")
     parser.add_argument("--tables", type=int, default=None, help="tables (default 20 single, 40 cluster)")
     parser.add_argument("--seconds", type=float, default=30)
-    parser.add_argument("--think", type=float, default=0.0, help="pause of each table between commands (s)")
+    parser.add_argument("--think", type=float, default=0.0,
+                        help="mean pause of each table between commands (s), drawn between 0.5x and 1.5x")
     parser.add_argument("--client-procs", type=int, default=2)
     parser.add_argument("--server", choices=["gevent", "threading"], default="gevent", help="single mode's server")
     parser.add_argument("--pg", default=os.environ.get("BATTLEBOARD_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres"))
