@@ -615,12 +615,12 @@ class AdndDemonIdol(RuleSystem):
                 if surprised:
                     distance = max(1, distance - state["surprise"]["faces"][surprised])
             unit = "ft" if state["scale"] == "indoors" else "yd"
-            text = f"The parties are {distance} inches apart ({distance * 10} {unit})."
+            text = f"The parties are {_inches(distance)} apart ({distance * 10} {unit})."
             state["steps"]["distance"] = {"skipped": False, "note": text}
             events.append(event("distance.checked", text, rolls=rolls, distance=distance))
         state["encounter"]["distance"] = distance
         self._place(state, distance)
-        events.append(event("parties.placed", f"The DM sets the parties {distance} inches apart on the grid.",
+        events.append(event("parties.placed", f"The DM sets the parties {_inches(distance)} apart on the grid.",
                             distance=distance))
         state["phase"] = "morale"
 
@@ -2150,3 +2150,8 @@ def _at(d: Mapping[str, Any]) -> float:
     if at is None or isinstance(at, bool) or not isinstance(at, int | float):
         raise InvalidDeclaration("the declaration needs its time stamp 'at'")
     return float(at)
+
+
+def _inches(distance: int) -> str:
+    """``1 inch``, ``3 inches``."""
+    return f"{distance} inch" if distance == 1 else f"{distance} inches"
