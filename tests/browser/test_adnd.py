@@ -190,7 +190,7 @@ def test_an_adnd_encounter_from_reaction_to_outcome(browser: Any, live_server: L
         gm_step(gm, "gm-check_distance")
         sync(gm, others)
         expect(watch.locator("[data-testid=step-distance]")).to_have_attribute("data-state", "done")
-        expect(watch.locator("[data-testid=step-distance]")).to_contain_text(re.compile(r"The parties are \d+ inches apart"))
+        expect(watch.locator("[data-testid=step-distance]")).to_contain_text(re.compile(r"The parties are \d+ inch(es)? apart"))
         expect(watch.locator("[data-testid=step-morale]")).to_have_attribute("data-state", "current")
         gm_form_step(gm, "gm-skip-morale", note="they are not afraid")
         sync(gm, others)
