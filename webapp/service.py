@@ -411,8 +411,9 @@ class BattleService:
         expected_v: Any = None,
         msg_id: Any = None,
         actor: str = "",
+        table_id: int | None = None,
     ) -> CommandResult:
-        """Apply one declaration of a viewer to a battle."""
+        """Apply one declaration of a viewer to a battle (of the table ``table_id``, when given)."""
         if not isinstance(declaration, dict):
             raise InvalidDeclaration("a declaration must be an object")
         if not isinstance(declaration.get("type"), str):
@@ -429,7 +430,7 @@ class BattleService:
                 new_state, events = system.apply(state, declaration, viewer, dice)
                 return new_state, list(events), bool(system.is_checkpoint(new_state))
 
-        return self._command(battle_id, expected_v, msg_id, actor or viewer.role, declaration, step)
+        return self._command(battle_id, expected_v, msg_id, actor or viewer.role, declaration, step, table_id=table_id)
 
     def undo(self, battle_id: int, viewer: Viewer, *, expected_v: Any = None, msg_id: Any = None) -> CommandResult:
         """Go back to the last checkpoint (the start of the last turn or round) before the current state."""
@@ -508,6 +509,7 @@ class BattleService:
         declaration: dict[str, Any],
         step: Callable[[Battle, Any, dict[str, Any], int], tuple[dict[str, Any], list[dict[str, Any]], bool]],
         prev_override: dict[str, Any] | None = None,
+        table_id: int | None = None,
     ) -> CommandResult:
         battle_id = clean_id(battle_id, "battle_id")
         if expected_v is not None and (not isinstance(expected_v, int) or isinstance(expected_v, bool)):
@@ -519,6 +521,8 @@ class BattleService:
                 battle = s.get(Battle, battle_id)
                 if battle is None:
                     raise NotFound("no such battle")
+                if table_id is not None and battle.table_id != table_id:
+                    raise NotPermitted("that battle is not at your table")
                 if msg_id is not None:
                     seen = s.exec(select(BattleCommand).where(BattleCommand.battle_id == battle_id, BattleCommand.msg_id == msg_id)).first()
                     if seen is not None:

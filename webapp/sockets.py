@@ -260,7 +260,10 @@ def on_sync(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, An
 
 @handler("declare")
 def on_declare(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, Any]:
-    battle_id = _battle_id(hub, conn, payload)
+    battle_id = payload.get("battle_id")
+    if not isinstance(battle_id, int) or isinstance(battle_id, bool):
+        raise InvalidDeclaration("battle_id must be a number")
+    # the authority checks the battle's table inside its transaction: no extra read per declaration
     result = hub.service.declare(
         battle_id,
         conn.viewer,
@@ -268,6 +271,7 @@ def on_declare(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str,
         expected_v=payload.get("expected_v"),
         msg_id=payload.get("msg_id"),
         actor=conn.viewer.role if conn.viewer.role != "player" else f"seat:{conn.viewer.seat}",
+        table_id=conn.table_id,
     )
     return {"v": result.version, "duplicate": result.duplicate}
 

@@ -281,3 +281,16 @@ def test_join_validates_the_form_and_creates_nothing_on_bad_input(duel: Table) -
     assert len(duel.service.seats(duel.table.id)) == seats
     assert client.get("/j/" + "A" * 500).status_code == 200  # a silly link shows the form, trimmed
     assert "A" * 13 not in client.get("/j/" + "A" * 500).get_data(as_text=True)
+
+
+def test_a_battle_of_another_table_cannot_be_probed_by_message_id(app: Any) -> None:
+    ours, theirs = Table(app), Table(app)
+    gm_theirs = theirs.gm()
+    ack = gm_theirs.emit("declare", {"battle_id": theirs.battle_id, "msg_id": "their-1",
+                                     "declaration": {"type": "choose", "combatant": "monster", "option": "attack"}}, callback=True)
+    assert ack["ok"]
+    before = database_dump(ours.service)
+    probe = ours.gm().emit("declare", {"battle_id": theirs.battle_id, "msg_id": "their-1",
+                                       "declaration": {"type": "choose", "combatant": "monster", "option": "attack"}}, callback=True)
+    assert probe["ok"] is False and probe["code"] == "forbidden", probe
+    assert "v" not in probe and database_dump(ours.service) == before
