@@ -19,7 +19,6 @@ State conventions every system follows (the web layer relies on them):
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
@@ -370,7 +369,7 @@ class RuleSystem:
             raise InvalidDeclaration("controller must be gm, computer or seat")
         if controller == "seat" and not seat:
             raise InvalidDeclaration("a seat is needed")
-        new = copy.deepcopy(state)
+        new = clone(state)
         new["combatants"][combatant_id]["controller"] = controller
         new["combatants"][combatant_id]["seat"] = seat if controller == "seat" else None
         name = new["combatants"][combatant_id].get("name", combatant_id)
@@ -378,9 +377,26 @@ class RuleSystem:
         return new, [event("combatant.assigned", f"{name} is now played by {who}.", combatant=combatant_id)]
 
 
+def clone(value: Any) -> Any:
+    """A deep copy of JSON-shaped data (dicts, lists, scalars), several times faster than ``copy.deepcopy``.
+
+    >>> state = {"combatants": {"a": {"wounds": [1, 2]}}}
+    >>> copied = clone(state)
+    >>> copied == state and copied["combatants"]["a"]["wounds"] is not state["combatants"]["a"]["wounds"]
+    True
+    """
+    if isinstance(value, dict):
+        return {key: clone(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [clone(item) for item in value]
+    if isinstance(value, tuple):
+        return [clone(item) for item in value]
+    return value
+
+
 def public_combatant_fields(combatant: Mapping[str, Any], keys: Iterable[str]) -> dict[str, Any]:
     """Copy only the listed keys of a combatant (for projections)."""
-    return {k: copy.deepcopy(combatant[k]) for k in keys if k in combatant}
+    return {k: clone(combatant[k]) for k in keys if k in combatant}
 
 
 def require(

@@ -34,7 +34,6 @@ The first turn of the rule text's example (Jharek against the Wild Monster, both
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -46,6 +45,7 @@ from .core import (
     RuleSystem,
     State,
     Viewer,
+    clone,
     event,
     owner_visibility,
     public_combatant_fields,
@@ -494,7 +494,7 @@ class PhantomsBane(RuleSystem):
             raise InvalidDeclaration(
                 f"unknown declaration type {kind!r} (expected choose, force_resolve or set_escape)"
             )
-        new = copy.deepcopy(state)
+        new = clone(state)
         if new.get("status") != "active":
             raise IllegalDeclaration("the duel is not under way")
         if kind == "set_escape":
@@ -637,7 +637,7 @@ def _project(state: Mapping[str, Any], own: set[str], gm: bool) -> dict[str, Any
         for slot, stat in (("weapon", "offence"), ("armour", "defence")):
             item = c.get(slot)
             entry[slot] = (
-                {**copy.deepcopy(item), "effective": capped(item["bonus"], c[stat])} if item else None
+                {**clone(item), "effective": capped(item["bonus"], c[stat])} if item else None
             )
             entry[f"{slot}_label"] = _gear_label(item, c[stat])
         entry["has_chosen"] = state["choices"].get(cid) is not None
@@ -659,8 +659,8 @@ def _project(state: Mapping[str, Any], own: set[str], gm: bool) -> dict[str, Any
             for cid in state["order"]
             if state["choices"].get(cid) is None and state.get("status") == "active"
         ],
-        "last_turn": copy.deepcopy(state.get("last_turn")),
-        "outcome": copy.deepcopy(state.get("outcome")),
+        "last_turn": clone(state.get("last_turn")),
+        "outcome": clone(state.get("outcome")),
         "options": {"labels": dict(OPTION_LABELS)},
     }
     if gm:
@@ -944,7 +944,7 @@ def _resolve_turn(state: State, dice: DiceSource) -> list[Event]:
             options=dict(chosen),
             effective=dict(effective),
             dice=breakdown["dice_order"],
-            totals=copy.deepcopy(totals),
+            totals=clone(totals),
         )
     )
 
