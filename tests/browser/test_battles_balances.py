@@ -67,7 +67,7 @@ def test_action_points_shown_and_spent_from_a_phone(browser: Any, live_server: L
         expect(attack).to_have_attribute("data-cost", "5")
         attack.click()
         expect(watch.locator("[data-testid=ap-c1]")).to_have_attribute("data-ap", "3")
-        assert phone.locator("[data-testid=bb-roll] .die").count() >= 4  # his pool shown die by die
+        phone.wait_for_selector("[data-testid=bb-roll] .die >> nth=3")  # his pool shown die by die (at least 4 dice)
         phone.screenshot(path=str(shots / "phone-after-attack.png"), full_page=True)
 
         # A static check from the GM's tools, shown on the shared screen.
