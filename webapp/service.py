@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import json
 import logging
 import re
 import secrets
@@ -26,7 +25,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import insert, update
+from sqlalchemy import bindparam, insert, update
+from sqlalchemy import select as core_select
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
@@ -92,6 +92,19 @@ class StaleVersion(RulesError):
 
 
 @dataclass
+class BattleRecord:
+    """A battle row as the command path reads and leaves it (the fields the projections use)."""
+
+    id: int
+    table_id: int
+    system_id: str
+    version: int
+    state: dict[str, Any]
+    seed: str
+    status: str
+
+
+@dataclass
 class CommandResult:
     """What an accepted command produced: the battle's new version and its events."""
 
@@ -102,10 +115,37 @@ class CommandResult:
     events: list[dict[str, Any]] = field(default_factory=list)
     duplicate: bool = False
     #: the battle as the command left it (saves the broadcaster a read of the database)
-    battle: Battle | None = None
+    battle: Battle | BattleRecord | None = None
 
 
 Broadcaster = Callable[[CommandResult], None]
+
+
+class _Statements:
+    """The statements of a command, built once (SQLAlchemy then finds them compiled in its cache)."""
+
+    def __init__(self) -> None:
+        battle, command = Battle.__table__, BattleCommand.__table__  # type: ignore[attr-defined]
+        self.battle_row = core_select(
+            battle.c.id, battle.c.table_id, battle.c.system_id, battle.c.version, battle.c.state, battle.c.seed, battle.c.status
+        ).where(battle.c.id == bindparam("b_id"))
+        self.command_by_msg_id = core_select(command.c.version).where(
+            command.c.battle_id == bindparam("b_id"), command.c.msg_id == bindparam("m_id")
+        )
+        self.compare_and_set = (
+            update(battle)
+            .where(battle.c.id == bindparam("b_id"), battle.c.version == bindparam("b_version"))
+            .values(version=bindparam("new_version"), state=bindparam("new_state"), status=bindparam("new_status"),
+                    updated_at=bindparam("now"))
+        )
+        self.insert_snapshot = insert(BattleSnapshot.__table__)  # type: ignore[attr-defined]
+        self.insert_event = insert(BattleEvent.__table__)  # type: ignore[attr-defined]
+        self.insert_command = insert(command)
+        seat = Seat.__table__  # type: ignore[attr-defined]
+        self.seat_ids = core_select(seat.c.public_id).where(seat.c.table_id == bindparam("t_id")).order_by(seat.c.id)
+
+
+_SQL = _Statements()
 
 
 def _token() -> str:
@@ -222,8 +262,9 @@ class BattleService:
         return table, seat
 
     def seat_ids(self, table_id: int) -> list[str]:
-        with self.session() as s:
-            return list(s.exec(select(Seat.public_id).where(Seat.table_id == table_id).order_by(Seat.id)))
+        """The public ids of a table's seats, in joining order (read at every broadcast: Core, not the ORM)."""
+        with self.engine.connect() as conn:
+            return list(conn.execute(_SQL.seat_ids, {"t_id": table_id}).scalars())
 
     def seats(self, table_id: int) -> list[Seat]:
         with self.session() as s:
@@ -421,7 +462,7 @@ class BattleService:
         declaration = dict(declaration)
         declaration["at"] = time.time()
 
-        def step(battle: Battle, system: Any, state: dict[str, Any], version: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
+        def step(battle: BattleRecord, system: Any, state: dict[str, Any], version: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
             if battle.status == "ended" and declaration["type"] not in getattr(system, "declarations_after_end", ()):
                 raise IllegalDeclaration("this battle has ended")
             with rules_guard("declaration"):
@@ -438,7 +479,7 @@ class BattleService:
             raise NotPermitted("only the GM may undo")
         target: dict[str, Any] = {}
 
-        def step(battle: Battle, system: Any, state: dict[str, Any], version: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
+        def step(battle: BattleRecord, system: Any, state: dict[str, Any], version: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
             with self.session() as s:
                 current = s.get(BattleSnapshot, (battle.id, version - 1))
                 cursor = current.prev_version if current else None
@@ -469,7 +510,7 @@ class BattleService:
         else:
             seat = None
 
-        def step(battle: Battle, system: Any, state: dict[str, Any], version: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
+        def step(battle: BattleRecord, system: Any, state: dict[str, Any], version: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
             with rules_guard("assignment"):
                 new_state, events = system.assign(state, combatant, controller, seat, SeededDice(derive_seed(battle.seed, version)))
                 return new_state, list(events), bool(system.is_checkpoint(new_state))
@@ -490,7 +531,7 @@ class BattleService:
         if not viewer.is_gm:
             raise NotPermitted("only the GM may end the battle")
 
-        def step(battle: Battle, system: Any, state: dict[str, Any], version: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
+        def step(battle: BattleRecord, system: Any, state: dict[str, Any], version: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
             if state.get("status") == "ended":
                 raise IllegalDeclaration("this battle has already ended")
             new_state = copy.deepcopy(state)
@@ -507,7 +548,7 @@ class BattleService:
         msg_id: Any,
         actor: str,
         declaration: dict[str, Any],
-        step: Callable[[Battle, Any, dict[str, Any], int], tuple[dict[str, Any], list[dict[str, Any]], bool]],
+        step: Callable[[BattleRecord, Any, dict[str, Any], int], tuple[dict[str, Any], list[dict[str, Any]], bool]],
         prev_override: dict[str, Any] | None = None,
         table_id: int | None = None,
     ) -> CommandResult:
@@ -517,14 +558,17 @@ class BattleService:
         if msg_id is not None and (not isinstance(msg_id, str) or not MSG_ID_RE.match(msg_id)):
             raise InvalidDeclaration("msg_id must be a short string of letters, digits and -_.:")
         with self._lock(battle_id), self._writer:
-            with self.session() as s:
-                battle = s.get(Battle, battle_id)
-                if battle is None:
+            # SQLAlchemy Core on one connection, with statements compiled once: the hot path of
+            # every command (the ORM costs several times as much per statement)
+            with self.engine.connect() as conn:
+                row = conn.execute(_SQL.battle_row, {"b_id": battle_id}).first()
+                if row is None:
                     raise NotFound("no such battle")
+                battle = BattleRecord(*row)
                 if table_id is not None and battle.table_id != table_id:
                     raise NotPermitted("that battle is not at your table")
                 if msg_id is not None:
-                    seen = s.exec(select(BattleCommand).where(BattleCommand.battle_id == battle_id, BattleCommand.msg_id == msg_id)).first()
+                    seen = conn.execute(_SQL.command_by_msg_id, {"b_id": battle_id, "m_id": msg_id}).first()
                     if seen is not None:
                         return CommandResult(battle.id, battle.table_id, seen.version, seen.version - 1, [], duplicate=True)
                 current = battle.version
@@ -535,58 +579,44 @@ class BattleService:
                     )
                 system = get_system(battle.system_id)
                 new_version = current + 1
-                # a JSON round trip copies plain JSON state several times faster than deepcopy
-                new_state, events, checkpoint = step(battle, system, json.loads(json.dumps(battle.state)), new_version)
+                # the state was decoded from the row just now: the rules may have this copy
+                new_state, events, checkpoint = step(battle, system, battle.state, new_version)
                 status = new_state.get("status", battle.status)
-                changed = s.execute(
-                    update(Battle)
-                    .where(col(Battle.id) == battle_id, col(Battle.version) == current)
-                    .values(version=new_version, state=new_state, status=status, updated_at=utcnow())
+                now = utcnow()
+                changed = conn.execute(
+                    _SQL.compare_and_set,
+                    {"b_id": battle_id, "b_version": current, "new_version": new_version, "new_state": new_state,
+                     "new_status": status, "now": now},
                 )
                 if changed.rowcount != 1:
-                    s.rollback()
+                    conn.rollback()
                     raise StaleVersion("another command was applied at the same moment; look again and retry", current + 1)
                 prev = prev_override["prev"] if prev_override and "prev" in prev_override else current
-                # plain INSERTs (no ORM objects: the hot path of every command)
-                s.execute(
-                    insert(BattleSnapshot).values(
-                        battle_id=battle_id, version=new_version, state=new_state, prev_version=prev, checkpoint=checkpoint
-                    )
+                conn.execute(
+                    _SQL.insert_snapshot,
+                    {"battle_id": battle_id, "version": new_version, "state": new_state, "prev_version": prev, "checkpoint": checkpoint},
                 )
-                self._write_events(s, battle_id, new_version, events)
-                s.execute(
-                    insert(BattleCommand).values(
-                        battle_id=battle_id,
-                        version=new_version,
-                        msg_id=msg_id or f"auto-{new_version}-{secrets.token_hex(4)}",
-                        actor=actor[:80],
-                        declaration=declaration,
-                        created_at=utcnow(),
-                    )
+                rows = self._event_rows(battle_id, new_version, events, now)
+                if rows:
+                    conn.execute(_SQL.insert_event, rows)
+                conn.execute(
+                    _SQL.insert_command,
+                    {"battle_id": battle_id, "version": new_version, "msg_id": msg_id or f"auto-{new_version}-{secrets.token_hex(4)}",
+                     "actor": actor[:80], "declaration": declaration, "created_at": now},
                 )
                 try:
-                    s.commit()
+                    conn.commit()
                 except IntegrityError:
-                    s.rollback()
+                    conn.rollback()
                     raise StaleVersion("another command was applied at the same moment; look again and retry", current + 1) from None
-                after = Battle(
-                    id=battle.id,
-                    table_id=battle.table_id,
-                    system_id=battle.system_id,
-                    version=new_version,
-                    state=new_state,
-                    seed=battle.seed,
-                    status=status,
-                )
+                after = BattleRecord(battle.id, battle.table_id, battle.system_id, new_version, new_state, battle.seed, status)
                 result = CommandResult(battle_id, battle.table_id, new_version, current, self._wire_events(new_version, events), battle=after)
         self._broadcast(result)
         return result
 
-    def _write_events(self, s: Session, battle_id: int, version: int, events: list[dict[str, Any]]) -> None:
-        if not events:
-            return
-        now = utcnow()
-        rows = [
+    @staticmethod
+    def _event_rows(battle_id: int, version: int, events: list[dict[str, Any]], now: Any) -> list[dict[str, Any]]:
+        return [
             {
                 "battle_id": battle_id,
                 "version": version,
@@ -598,7 +628,10 @@ class BattleService:
             }
             for index, ev in enumerate(events)
         ]
-        s.execute(insert(BattleEvent), rows)
+
+    def _write_events(self, s: Session, battle_id: int, version: int, events: list[dict[str, Any]]) -> None:
+        if events:
+            s.execute(insert(BattleEvent), self._event_rows(battle_id, version, events, utcnow()))
 
     @staticmethod
     def _wire_events(version: int, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
