@@ -9,7 +9,10 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError, ProgrammingError
 from sqlmodel import SQLModel, create_engine
 
-from . import models  # noqa: F401  (registers the tables)
+from . import (
+    models,  # noqa: F401  (registers the tables)
+    wire,
+)
 
 
 def normalise_url(url: str) -> str:
@@ -27,7 +30,12 @@ def make_engine(url: str, *, timeout: float = 30.0) -> Engine:
     url = normalise_url(url)
     busy_ms = int(timeout * 1000)
     if url.startswith("sqlite"):
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": timeout})
+        engine = create_engine(
+            url,
+            connect_args={"check_same_thread": False, "timeout": timeout},
+            json_serializer=wire.dumps,
+            json_deserializer=wire.loads,
+        )
 
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_connection, _record):  # type: ignore[no-untyped-def]
@@ -47,6 +55,8 @@ def make_engine(url: str, *, timeout: float = 30.0) -> Engine:
         max_overflow=20,
         pool_timeout=timeout,
         connect_args={"connect_timeout": max(1, min(int(timeout), 10))},
+        json_serializer=wire.dumps,
+        json_deserializer=wire.loads,
     )
 
 
