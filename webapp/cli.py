@@ -54,7 +54,7 @@ def ensure_demo(app: Any) -> Any:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from .app import create_app, socketio
+    from .app import create_app, settle_memory, socketio
     from .vendor import VendorError, ensure_client
 
     app = create_app(public_url=args.public_url)
@@ -71,6 +71,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print("\n".join(_links(table, host_urls(args.host, args.port, args.public_url))))
     print("Create more tables from the front page:", host_urls(args.host, args.port, args.public_url)[-1] + "/")
     sys.stdout.flush()
+    settle_memory()
     socketio.run(app, host=args.host, port=args.port, allow_unsafe_werkzeug=True, use_reloader=False, log_output=False)
     return 0
 

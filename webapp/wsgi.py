@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import sys
 
-from .app import create_app, socketio
+from .app import create_app, settle_memory, socketio
 from .config import load_config
 
 
@@ -38,5 +38,6 @@ def build_app() -> object:
 
 
 app = build_app()
+settle_memory()
 
 __all__ = ["app", "socketio"]
