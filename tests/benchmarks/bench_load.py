@@ -305,6 +305,8 @@ class TableRun:
         bid, v, n = spec["battle_id"], spec["v"], 0
         self.first_v[bid] = v + 1
         gm, p1, p2 = self.clients[0], self.clients[1], self.clients[2]
+        if think:  # tables do not start in step either: each waits its own first pause
+            await asyncio.sleep(think * self.rng.uniform(0.0, 1.0))
         while time.monotonic() < until:
             n += 1
             actor, who = (p1, "jharek") if n % 2 else (p2, "monster")
