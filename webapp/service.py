@@ -25,8 +25,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import bindparam, insert, update
-from sqlalchemy import select as core_select
+from sqlalchemy import insert
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
@@ -46,7 +45,6 @@ from rules.core import may_see
 
 from .models import (
     Battle,
-    BattleCommand,
     BattleEvent,
     BattleSnapshot,
     GameTable,
@@ -55,6 +53,7 @@ from .models import (
     Seat,
     utcnow,
 )
+from .store import BattleRecord, CommandWrite, command_store
 
 log = logging.getLogger("battleboard")
 
@@ -92,19 +91,6 @@ class StaleVersion(RulesError):
 
 
 @dataclass
-class BattleRecord:
-    """A battle row as the command path reads and leaves it (the fields the projections use)."""
-
-    id: int
-    table_id: int
-    system_id: str
-    version: int
-    state: dict[str, Any]
-    seed: str
-    status: str
-
-
-@dataclass
 class CommandResult:
     """What an accepted command produced: the battle's new version and its events."""
 
@@ -121,31 +107,6 @@ class CommandResult:
 Broadcaster = Callable[[CommandResult], None]
 
 
-class _Statements:
-    """The statements of a command, built once (SQLAlchemy then finds them compiled in its cache)."""
-
-    def __init__(self) -> None:
-        battle, command = Battle.__table__, BattleCommand.__table__  # type: ignore[attr-defined]
-        self.battle_row = core_select(
-            battle.c.id, battle.c.table_id, battle.c.system_id, battle.c.version, battle.c.state, battle.c.seed, battle.c.status
-        ).where(battle.c.id == bindparam("b_id"))
-        self.command_by_msg_id = core_select(command.c.version).where(
-            command.c.battle_id == bindparam("b_id"), command.c.msg_id == bindparam("m_id")
-        )
-        self.compare_and_set = (
-            update(battle)
-            .where(battle.c.id == bindparam("b_id"), battle.c.version == bindparam("b_version"))
-            .values(version=bindparam("new_version"), state=bindparam("new_state"), status=bindparam("new_status"),
-                    updated_at=bindparam("now"))
-        )
-        self.insert_snapshot = insert(BattleSnapshot.__table__)  # type: ignore[attr-defined]
-        self.insert_event = insert(BattleEvent.__table__)  # type: ignore[attr-defined]
-        self.insert_command = insert(command)
-        seat = Seat.__table__  # type: ignore[attr-defined]
-        self.seat_ids = core_select(seat.c.public_id).where(seat.c.table_id == bindparam("t_id")).order_by(seat.c.id)
-
-
-_SQL = _Statements()
 
 
 def _token() -> str:
@@ -188,6 +149,7 @@ class BattleService:
         self._locks_guard = threading.Lock()
         # SQLite takes one writer at a time and makes the others poll with sleeps of up to 100 ms;
         # queueing this process's writers on a lock hands the file over at once instead
+        self._store = command_store(engine)
         self._writer: threading.Lock | contextlib.nullcontext[None] = (
             threading.Lock() if engine.dialect.name == "sqlite" else contextlib.nullcontext()
         )
@@ -263,8 +225,7 @@ class BattleService:
 
     def seat_ids(self, table_id: int) -> list[str]:
         """The public ids of a table's seats, in joining order (read at every broadcast: Core, not the ORM)."""
-        with self.engine.connect() as conn:
-            return list(conn.execute(_SQL.seat_ids, {"t_id": table_id}).scalars())
+        return self._store.seat_ids(table_id)
 
     def seats(self, table_id: int) -> list[Seat]:
         with self.session() as s:
@@ -557,81 +518,51 @@ class BattleService:
             raise InvalidDeclaration("expected_v must be a whole number")
         if msg_id is not None and (not isinstance(msg_id, str) or not MSG_ID_RE.match(msg_id)):
             raise InvalidDeclaration("msg_id must be a short string of letters, digits and -_.:")
-        with self._lock(battle_id), self._writer:
-            # SQLAlchemy Core on one connection, with statements compiled once: the hot path of
-            # every command (the ORM costs several times as much per statement)
-            with self.engine.connect() as conn:
-                row = conn.execute(_SQL.battle_row, {"b_id": battle_id}).first()
-                if row is None:
-                    raise NotFound("no such battle")
-                battle = BattleRecord(*row)
-                if table_id is not None and battle.table_id != table_id:
-                    raise NotPermitted("that battle is not at your table")
-                if msg_id is not None:
-                    seen = conn.execute(_SQL.command_by_msg_id, {"b_id": battle_id, "m_id": msg_id}).first()
-                    if seen is not None:
-                        return CommandResult(battle.id, battle.table_id, seen.version, seen.version - 1, [], duplicate=True)
-                current = battle.version
-                if expected_v is not None and expected_v != current:
-                    raise StaleVersion(
-                        f"the battle has moved on (you saw version {expected_v}, it is now at {current}); look again and retry",
-                        current,
-                    )
-                system = get_system(battle.system_id)
-                new_version = current + 1
-                # the state was decoded from the row just now: the rules may have this copy
-                new_state, events, checkpoint = step(battle, system, battle.state, new_version)
-                status = new_state.get("status", battle.status)
-                now = utcnow()
-                changed = conn.execute(
-                    _SQL.compare_and_set,
-                    {"b_id": battle_id, "b_version": current, "new_version": new_version, "new_state": new_state,
-                     "new_status": status, "now": now},
+        with self._lock(battle_id), self._writer, self._store.connection() as conn:
+            found = self._store.read(conn, battle_id, msg_id)
+            if found is None:
+                raise NotFound("no such battle")
+            battle, seen_version = found
+            if table_id is not None and battle.table_id != table_id:
+                raise NotPermitted("that battle is not at your table")
+            if seen_version is not None:
+                return CommandResult(battle.id, battle.table_id, seen_version, seen_version - 1, [], duplicate=True)
+            current = battle.version
+            if expected_v is not None and expected_v != current:
+                raise StaleVersion(
+                    f"the battle has moved on (you saw version {expected_v}, it is now at {current}); look again and retry",
+                    current,
                 )
-                if changed.rowcount != 1:
-                    conn.rollback()
-                    raise StaleVersion("another command was applied at the same moment; look again and retry", current + 1)
-                prev = prev_override["prev"] if prev_override and "prev" in prev_override else current
-                conn.execute(
-                    _SQL.insert_snapshot,
-                    {"battle_id": battle_id, "version": new_version, "state": new_state, "prev_version": prev, "checkpoint": checkpoint},
-                )
-                rows = self._event_rows(battle_id, new_version, events, now)
-                if rows:
-                    conn.execute(_SQL.insert_event, rows)
-                conn.execute(
-                    _SQL.insert_command,
-                    {"battle_id": battle_id, "version": new_version, "msg_id": msg_id or f"auto-{new_version}-{secrets.token_hex(4)}",
-                     "actor": actor[:80], "declaration": declaration, "created_at": now},
-                )
-                try:
-                    conn.commit()
-                except IntegrityError:
-                    conn.rollback()
-                    raise StaleVersion("another command was applied at the same moment; look again and retry", current + 1) from None
-                after = BattleRecord(battle.id, battle.table_id, battle.system_id, new_version, new_state, battle.seed, status)
-                result = CommandResult(battle_id, battle.table_id, new_version, current, self._wire_events(new_version, events), battle=after)
+            system = get_system(battle.system_id)
+            new_version = current + 1
+            # the state was decoded from the row just now: the rules may have this copy
+            new_state, events, checkpoint = step(battle, system, battle.state, new_version)
+            status = new_state.get("status", battle.status)
+            write = CommandWrite(
+                battle_id=battle_id,
+                current=current,
+                new_version=new_version,
+                state=new_state,
+                status=status,
+                prev_version=prev_override["prev"] if prev_override and "prev" in prev_override else current,
+                checkpoint=checkpoint,
+                events=events,
+                msg_id=msg_id or f"auto-{new_version}-{secrets.token_hex(4)}",
+                actor=actor[:80],
+                declaration=declaration,
+                at=utcnow(),
+            )
+            if not self._store.write(conn, write):
+                raise StaleVersion("another command was applied at the same moment; look again and retry", current + 1)
+            after = BattleRecord(battle.id, battle.table_id, battle.system_id, new_version, new_state, battle.seed, status)
+            result = CommandResult(battle_id, battle.table_id, new_version, current, self._wire_events(new_version, events), battle=after)
         self._broadcast(result)
         return result
 
-    @staticmethod
-    def _event_rows(battle_id: int, version: int, events: list[dict[str, Any]], now: Any) -> list[dict[str, Any]]:
-        return [
-            {
-                "battle_id": battle_id,
-                "version": version,
-                "index": index,
-                "type": str(ev.get("type", "event"))[:60],
-                "visibility": str(ev.get("visibility", "gm"))[:60],
-                "payload": {k: v for k, v in ev.items() if k != "visibility"},
-                "created_at": now,
-            }
-            for index, ev in enumerate(events)
-        ]
-
     def _write_events(self, s: Session, battle_id: int, version: int, events: list[dict[str, Any]]) -> None:
         if events:
-            s.execute(insert(BattleEvent), self._event_rows(battle_id, version, events, utcnow()))
+            rows = CommandWrite(battle_id, 0, version, {}, "", None, False, events, "", "", {}, utcnow()).event_rows()
+            s.execute(insert(BattleEvent), rows)
 
     @staticmethod
     def _wire_events(version: int, events: list[dict[str, Any]]) -> list[dict[str, Any]]:

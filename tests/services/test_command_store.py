@@ -1,0 +1,122 @@
+"""The command store's contract, on SQLite (SQLAlchemy Core) and on PostgreSQL (psycopg directly).
+
+Both must write a command whole or not at all: the compare-and-set decides, a message id is taken
+once, and what was written reads back the same through the ORM models.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlmodel import Session, col, select
+
+from rules import Viewer
+from tests.conftest import Table, make_app
+from webapp.models import BattleCommand, BattleEvent, BattleSnapshot, utcnow
+from webapp.store import CommandWrite, CoreCommandStore, PostgresCommandStore
+
+pytestmark = pytest.mark.services
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def table(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Table]:
+    if request.param == "postgresql":
+        pytest.importorskip("psycopg")
+        url = request.getfixturevalue("pg_url")
+        app = make_app(tmp_path, database_url=url)
+    else:
+        app = make_app(tmp_path)
+    try:
+        yield Table(app)
+    finally:
+        app.extensions["battleboard"].service.engine.dispose()
+
+
+def _write(table: Table, current: int, msg_id: str, events: list[dict[str, Any]] | None = None) -> CommandWrite:
+    state = dict(table.state, marker=f"after {msg_id}")
+    return CommandWrite(
+        battle_id=table.battle_id or 0,
+        current=current,
+        new_version=current + 1,
+        state=state,
+        status="active",
+        prev_version=None,
+        checkpoint=False,
+        events=events if events is not None else [{"type": "test.done", "text": "<b>done</b>", "visibility": "gm", "n": 2**40}],
+        msg_id=msg_id,
+        actor="gm",
+        declaration={"type": "test", "big": 2**53 - 1},
+        at=utcnow(),
+    )
+
+
+def test_the_engine_gets_its_own_store(table: Table) -> None:
+    store = table.service._store
+    expected = PostgresCommandStore if table.service.engine.dialect.name == "postgresql" else CoreCommandStore
+    assert type(store) is expected
+
+
+def test_a_write_is_whole_and_reads_back_through_the_models(table: Table) -> None:
+    store, current = table.service._store, table.version
+    with store.connection() as conn:
+        battle, seen = store.read(conn, table.battle_id, "m-1")  # type: ignore[misc]
+        assert seen is None and battle.version == current and battle.table_id == table.table.id
+        assert store.write(conn, _write(table, current, "m-1"))
+    assert table.version == current + 1
+    assert table.state["marker"] == "after m-1"
+    with Session(table.service.engine) as s:
+        snap = s.get(BattleSnapshot, (table.battle_id, current + 1))
+        assert snap is not None and snap.prev_version is None and snap.checkpoint is False
+        assert snap.state["marker"] == "after m-1"
+        events = s.exec(select(BattleEvent).where(BattleEvent.battle_id == table.battle_id, BattleEvent.version == current + 1)).all()
+        assert [(e.index, e.type, e.visibility) for e in events] == [(0, "test.done", "gm")]
+        assert events[0].payload == {"type": "test.done", "text": "<b>done</b>", "n": 2**40}
+        command = s.exec(select(BattleCommand).where(BattleCommand.msg_id == "m-1")).one()
+        assert command.version == current + 1 and command.declaration == {"type": "test", "big": 2**53 - 1}
+    with store.connection() as conn:
+        assert store.read(conn, table.battle_id, "m-1")[1] == current + 1  # type: ignore[index]
+
+
+def test_a_lost_compare_and_set_writes_nothing(table: Table) -> None:
+    store, current = table.service._store, table.version
+    with store.connection() as conn:
+        assert not store.write(conn, _write(table, current - 1, "stale-1"))
+    assert table.version == current
+    with Session(table.service.engine) as s:
+        assert s.exec(select(BattleCommand).where(BattleCommand.msg_id == "stale-1")).first() is None
+        assert s.exec(select(BattleEvent).where(col(BattleEvent.version) > current)).first() is None
+
+
+def test_a_message_id_is_taken_once(table: Table) -> None:
+    store, current = table.service._store, table.version
+    with store.connection() as conn:
+        assert store.write(conn, _write(table, current, "once"))
+        # the same message id at the next version (another process racing with the same resend)
+        assert not store.write(conn, _write(table, current + 1, "once"))
+    assert table.version == current + 1
+
+
+def test_a_write_without_events(table: Table) -> None:
+    store, current = table.service._store, table.version
+    with store.connection() as conn:
+        assert store.write(conn, _write(table, current, "quiet", events=[]))
+    assert table.version == current + 1
+
+
+def test_declarations_go_through_the_store(table: Table) -> None:
+    seat = table.seat_a.public_id
+    before = table.version
+    result = table.service.declare(
+        table.battle_id, Viewer.player(seat), {"type": "choose", "combatant": "jharek", "option": "attack"},
+        expected_v=before, msg_id="through-1", table_id=table.table.id,
+    )
+    assert result.version == before + 1 and not result.duplicate
+    again = table.service.declare(
+        table.battle_id, Viewer.player(seat), {"type": "choose", "combatant": "jharek", "option": "attack"},
+        expected_v=before, msg_id="through-1", table_id=table.table.id,
+    )
+    assert again.duplicate and again.version == before + 1
+    assert table.service.seat_ids(table.table.id) == [table.seat_a.public_id, table.seat_b.public_id]
