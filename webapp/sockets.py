@@ -169,6 +169,26 @@ def _error(exc: Exception) -> dict[str, Any]:
     return {"ok": False, "error": "the server hit an unexpected error; nothing was changed", "code": "server_error"}
 
 
+#: the largest whole number a browser holds exactly (JavaScript's Number.MAX_SAFE_INTEGER)
+MAX_SAFE_INTEGER = 2**53 - 1
+
+
+def _check_whole_numbers(name: str, value: Any, depth: int = 0) -> None:
+    """Refuse a whole number a browser cannot hold exactly: the board stores and sends numbers as
+    JSON, and a larger one would come back changed."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+            raise InvalidDeclaration(f"{name}: whole numbers must lie between -{MAX_SAFE_INTEGER} and {MAX_SAFE_INTEGER}")
+    elif depth > 32:
+        raise InvalidDeclaration(f"{name} is nested too deeply")
+    elif isinstance(value, dict):
+        for item in value.values():
+            _check_whole_numbers(name, item, depth + 1)
+    elif isinstance(value, list):
+        for item in value:
+            _check_whole_numbers(name, item, depth + 1)
+
+
 def handler(name: str, *, gm_only: bool = False) -> Callable[[Callable[..., dict[str, Any]]], Callable[..., dict[str, Any]]]:
     """Register a client-to-server event: payload checks, the sender's connection, errors as acks."""
 
@@ -188,6 +208,7 @@ def handler(name: str, *, gm_only: bool = False) -> Callable[[Callable[..., dict
                     size = len(json.dumps(payload, allow_nan=False))
                 except (ValueError, TypeError):
                     raise InvalidDeclaration(f"{name}: numbers must be finite (no NaN or Infinity)") from None
+                _check_whole_numbers(name, payload)
                 if size > hub.config.max_payload_bytes:
                     raise InvalidDeclaration(f"{name} is too large")
                 conn = hub.connections.get(request.sid)
