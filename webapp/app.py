@@ -13,7 +13,7 @@ from flask_socketio import SocketIO
 from .config import Config, load_config
 from .db import create_tables, make_engine
 from .service import BattleService
-from .wire import BoardPacket
+from .wire import BoardPacket, BoardRedisManager
 
 socketio = SocketIO()
 
@@ -57,11 +57,14 @@ def create_app(config: Config | None = None, **overrides: Any) -> Flask:
     service.broadcaster = app.extensions["battleboard"].broadcast_result
 
     app.register_blueprint(views.bp)
+    queue: dict[str, Any] = {"message_queue": config.message_queue, "channel": config.message_queue_channel}
+    if config.message_queue and config.message_queue.startswith(("redis://", "rediss://")):
+        # Flask-SocketIO's Redis queue, able to publish all of a command's projections as one message
+        queue = {"client_manager": BoardRedisManager(config.message_queue, config.message_queue_channel)}
     socketio.init_app(
         app,
         async_mode=config.async_mode,
-        message_queue=config.message_queue,
-        channel=config.message_queue_channel,
+        **queue,
         cors_allowed_origins=config.cors_allowed_origins,
         max_http_buffer_size=config.max_payload_bytes,
         serializer=BoardPacket,

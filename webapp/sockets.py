@@ -32,6 +32,7 @@ from .app import socketio
 from .config import Config
 from .models import GameTable, Seat
 from .service import BattleService, CommandResult, StaleVersion
+from .wire import BoardRedisManager
 
 log = logging.getLogger("battleboard")
 #: how long a process trusts its list of a table's seats when broadcasting
@@ -139,8 +140,13 @@ class Hub:
                     break
             else:
                 groups.append((payload, [room]))
-        for payload, rooms in groups:
-            socketio.emit("update", payload, to=rooms[0] if len(rooms) == 1 else rooms)
+        emits = [("update", payload, rooms[0] if len(rooms) == 1 else rooms) for payload, rooms in groups]
+        manager = socketio.server.manager
+        if isinstance(manager, BoardRedisManager):
+            manager.emit_many(emits)  # one queue message for all the rooms
+        else:
+            for event, payload, to in emits:
+                socketio.emit(event, payload, to=to)
 
     def broadcast_table(self, table_id: int) -> None:
         table = self.service.table(table_id=table_id)

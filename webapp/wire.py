@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 import orjson
+import socketio
 from socketio import packet
 
 _OPTIONS = orjson.OPT_NON_STR_KEYS
@@ -52,3 +53,46 @@ class BoardPacket(packet.Packet):
 
     uses_binary_events = False
     json = PacketJson
+
+
+class QueueJson:
+    """The ``json`` of messages between the board's own server processes (orjson both ways)."""
+
+    dumps = staticmethod(dumps)
+    loads = staticmethod(loads)
+
+
+class BoardRedisManager(socketio.RedisManager):
+    """Flask-SocketIO's Redis message queue, plus one message for all the projections of a command.
+
+    A command's update goes to several rooms with different payloads (the GM, each seat, the
+    spectators). Sent one by one, that is one Redis message per room, each published, then read and
+    decoded by every process; :meth:`emit_many` publishes them as one message, which every process
+    (this one at once, the others through Redis) fans out to its own rooms in order."""
+
+    def __init__(self, url: str, channel: str) -> None:
+        super().__init__(url, channel=channel, write_only=False, json=QueueJson)
+
+    def emit_many(self, emits: list[tuple[str, Any, str | list[str]]], namespace: str = "/") -> None:
+        message = {
+            "method": "emit",
+            "event": None,
+            "data": None,
+            "batch": [{"event": event, "data": [data], "room": room} for event, data, room in emits],
+            "binary": False,
+            "namespace": namespace,
+            "room": None,
+            "skip_sid": None,
+            "callback": None,
+            "host_id": self.host_id,
+        }
+        self._handle_emit(message)  # this process's rooms now
+        self._publish(message)  # the other processes' rooms
+
+    def _handle_emit(self, message: dict[str, Any]) -> None:
+        batch = message.get("batch")
+        if batch is None:
+            super()._handle_emit(message)
+            return
+        for item in batch:
+            super()._handle_emit({**message, "batch": None, **item})
