@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import multiprocessing as mp
 import os
@@ -360,10 +361,16 @@ async def client_main(specs: list[dict[str, Any]], urls: list[str], bare: bool, 
     runs = [TableRun(spec, urls, bare, size) for spec in specs]
     sem = asyncio.Semaphore(20)
     await asyncio.gather(*(run.connect(sem) for run in runs))
+    # the load generator is the measuring instrument: a full garbage collection of its own 170
+    # clients stops it for up to ~100 ms, which would show as latency of the server it measures
+    gc.collect()
+    gc.freeze()
+    gc.disable()
     await asyncio.sleep(max(0.0, start_at - time.monotonic()))
     until = time.monotonic() + seconds
     await asyncio.gather(*(run.play(until, think) for run in runs))
     await asyncio.sleep(1.0)  # stragglers
+    gc.enable()
     result = {
         "latencies": [x for run in runs for x in run.latencies],
         "commands": sum(run.commands for run in runs),
