@@ -52,7 +52,13 @@ def create_app(config: Config | None = None, **overrides: Any) -> Flask:
 
     from . import sockets, views
 
-    service = BattleService(engine, broadcaster=None)
+    # on PostgreSQL the command path has its own pool, which does not ping before each command
+    command_engine = (
+        make_engine(config.database_url, timeout=config.db_timeout, pre_ping=False)
+        if engine.dialect.name == "postgresql"
+        else None
+    )
+    service = BattleService(engine, broadcaster=None, command_engine=command_engine)
     app.extensions["battleboard"] = sockets.Hub(app, service, config)
     service.broadcaster = app.extensions["battleboard"].broadcast_result
 

@@ -24,9 +24,10 @@ def normalise_url(url: str) -> str:
     return url
 
 
-def make_engine(url: str, *, timeout: float = 30.0) -> Engine:
+def make_engine(url: str, *, timeout: float = 30.0, pre_ping: bool = True) -> Engine:
     """The engine. ``timeout``: how long a write waits for a lock (SQLite) or a connection (PostgreSQL)
-    before the command fails with a clear "unavailable" error instead of hanging."""
+    before the command fails with a clear "unavailable" error instead of hanging. ``pre_ping``
+    (PostgreSQL): test each connection with a round trip before handing it out."""
     url = normalise_url(url)
     busy_ms = int(timeout * 1000)
     if url.startswith("sqlite"):
@@ -50,7 +51,7 @@ def make_engine(url: str, *, timeout: float = 30.0) -> Engine:
     # pool_pre_ping: a connection that died while the database was away is replaced, not reused
     return create_engine(
         url,
-        pool_pre_ping=True,
+        pool_pre_ping=pre_ping,
         pool_size=10,
         max_overflow=20,
         pool_timeout=timeout,

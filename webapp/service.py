@@ -102,6 +102,8 @@ class CommandResult:
     duplicate: bool = False
     #: the battle as the command left it (saves the broadcaster a read of the database)
     battle: Battle | BattleRecord | None = None
+    #: the table's seats as the command read them (None: the broadcaster looks them up)
+    seat_ids: list[str] | None = None
 
 
 Broadcaster = Callable[[CommandResult], None]
@@ -142,14 +144,16 @@ def clean_name(raw: Any, what: str = "name", limit: int = 40) -> str:
 class BattleService:
     """All reads and writes of tables, seats, rosters and battles."""
 
-    def __init__(self, engine: Engine, broadcaster: Broadcaster | None = None) -> None:
+    def __init__(self, engine: Engine, broadcaster: Broadcaster | None = None, *, command_engine: Engine | None = None) -> None:
+        """``command_engine``: the engine of the command path, if not ``engine`` (on PostgreSQL one
+        whose pool does not ping first; see :mod:`webapp.store`)."""
         self.engine = engine
         self.broadcaster = broadcaster
         self._locks: dict[int, threading.Lock] = {}
         self._locks_guard = threading.Lock()
         # SQLite takes one writer at a time and makes the others poll with sleeps of up to 100 ms;
         # queueing this process's writers on a lock hands the file over at once instead
-        self._store = command_store(engine)
+        self._store = command_store(command_engine or engine)
         self._writer: threading.Lock | contextlib.nullcontext[None] = (
             threading.Lock() if engine.dialect.name == "sqlite" else contextlib.nullcontext()
         )
@@ -522,7 +526,7 @@ class BattleService:
             found = self._store.read(conn, battle_id, msg_id)
             if found is None:
                 raise NotFound("no such battle")
-            battle, seen_version = found
+            battle, seen_version = found.battle, found.seen_version
             if table_id is not None and battle.table_id != table_id:
                 raise NotPermitted("that battle is not at your table")
             if seen_version is not None:
@@ -555,7 +559,10 @@ class BattleService:
             if not self._store.write(conn, write):
                 raise StaleVersion("another command was applied at the same moment; look again and retry", current + 1)
             after = BattleRecord(battle.id, battle.table_id, battle.system_id, new_version, new_state, battle.seed, status)
-            result = CommandResult(battle_id, battle.table_id, new_version, current, self._wire_events(new_version, events), battle=after)
+            result = CommandResult(
+                battle_id, battle.table_id, new_version, current, self._wire_events(new_version, events), battle=after,
+                seat_ids=found.seat_ids,
+            )
         self._broadcast(result)
         return result
 

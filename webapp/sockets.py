@@ -99,8 +99,13 @@ class Hub:
             )
         return payload
 
-    def viewers_of(self, table_id: int) -> list[Viewer]:
-        return [Viewer.gm(), Viewer.spectator()] + [Viewer.player(seat) for seat in self.seat_ids(table_id)]
+    def viewers_of(self, table_id: int, seat_ids: list[str] | None = None) -> list[Viewer]:
+        """The GM, the spectators and every seat of a table (``seat_ids``: as a command just read them)."""
+        if seat_ids is None:
+            seat_ids = self.seat_ids(table_id)
+        else:
+            self._seat_cache[table_id] = (time.monotonic(), seat_ids)
+        return [Viewer.gm(), Viewer.spectator()] + [Viewer.player(seat) for seat in seat_ids]
 
     def seat_ids(self, table_id: int) -> list[str]:
         """The seats of a table, cached for :data:`SEAT_CACHE_SECONDS` (a join in this process clears it).
@@ -125,7 +130,7 @@ class Hub:
         battle = result.battle or self.service.battle(result.battle_id)
         groups: list[tuple[dict[str, Any], list[str]]] = []
         idle: list[dict[str, Any]] = []  # projections of seats that control no combatant
-        for viewer in self.viewers_of(result.table_id):
+        for viewer in self.viewers_of(result.table_id, result.seat_ids):
             if viewer.role == "player" and not viewer.own_combatants(battle.state) and len(idle) == 2 and idle[0] == idle[1]:
                 payload = idle[0]  # rules see a seat only through what it controls: idle seats look alike
             else:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, insert, update
+from sqlalchemy import bindparam, func, insert, update
 from sqlalchemy import select as core_select
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
@@ -50,6 +50,16 @@ class BattleRecord:
     state: dict[str, Any]
     seed: str
     status: str
+
+
+@dataclass
+class BattleRead:
+    """What a command reads before it applies: the battle, a replayed message's version, the seats."""
+
+    battle: BattleRecord
+    seen_version: int | None
+    #: the public ids of the table's seats (None where the store does not read them along)
+    seat_ids: list[str] | None
 
 
 @dataclass
@@ -105,10 +115,14 @@ class CoreCommandStore:
             .where(command.c.battle_id == battle.c.id, command.c.msg_id == bindparam("m_id"))
             .scalar_subquery()
         )
-        self._read = core_select(
-            battle.c.id, battle.c.table_id, battle.c.system_id, battle.c.version, battle.c.state, battle.c.seed,
-            battle.c.status, seen,
-        ).where(battle.c.id == bindparam("b_id"))
+        seats = (
+            core_select(func.group_concat(seat.c.public_id)).where(seat.c.table_id == battle.c.table_id).scalar_subquery()
+            if engine.dialect.name == "sqlite"
+            else None
+        )
+        columns = [battle.c.id, battle.c.table_id, battle.c.system_id, battle.c.version, battle.c.state, battle.c.seed,
+                   battle.c.status, seen]
+        self._read = core_select(*columns, *([seats] if seats is not None else [])).where(battle.c.id == bindparam("b_id"))
         self._compare_and_set = (
             update(battle)
             .where(battle.c.id == bindparam("b_id"), battle.c.version == bindparam("b_version"))
@@ -127,12 +141,14 @@ class CoreCommandStore:
         with self.engine.connect() as conn:
             yield conn
 
-    def read(self, conn: Any, battle_id: int, msg_id: str | None) -> tuple[BattleRecord, int | None] | None:
-        """The battle, and the version its message id produced if it was applied already."""
+    def read(self, conn: Any, battle_id: int, msg_id: str | None) -> BattleRead | None:
+        """The battle, the version its message id produced if it was applied already, and its
+        table's seats (read along, so a broadcast needs no query of its own)."""
         row = conn.execute(self._read, {"b_id": battle_id, "m_id": msg_id}).first()
         if row is None:
             return None
-        return BattleRecord(*row[:7]), row[7]
+        seats = (row[8].split(",") if row[8] else []) if len(row) > 8 else None
+        return BattleRead(BattleRecord(*row[:7]), row[7], seats)
 
     def write(self, conn: Any, w: CommandWrite) -> bool:
         """Write the command if the battle is still at ``w.current``; False (nothing written) if not."""
@@ -171,7 +187,8 @@ class CoreCommandStore:
 
 _PG_READ = """
 SELECT b.id, b.table_id, b.system_id, b.version, b.state, b.seed, b.status,
-       (SELECT c.version FROM battle_command c WHERE c.battle_id = b.id AND c.msg_id = %(msg_id)s::varchar)
+       (SELECT c.version FROM battle_command c WHERE c.battle_id = b.id AND c.msg_id = %(msg_id)s::varchar),
+       ARRAY(SELECT s.public_id FROM seat s WHERE s.table_id = b.table_id ORDER BY s.id)
 FROM battle b WHERE b.id = %(battle_id)s
 """
 
@@ -215,30 +232,34 @@ class PostgresCommandStore(CoreCommandStore):
 
     @contextlib.contextmanager
     def connection(self) -> Iterator[Any]:
-        """A pooled connection (checked by the pool's pre-ping) in autocommit mode: no BEGIN and
-        COMMIT round trips around statements that are transactions on their own."""
+        """A pooled connection in autocommit mode: no BEGIN and COMMIT round trips around statements
+        that are transactions on their own.
+
+        The store's pool does not ping a connection before handing it out (one round trip more per
+        command); instead :meth:`read`, which writes nothing, takes a fresh connection and reads
+        again once when the pooled one turns out dead (the database restarted, a failover)."""
+        handle = _PgHandle(self)
         try:
-            raw = self.engine.raw_connection()
-        except self._psycopg.OperationalError:  # refused or unreachable (SQLAlchemy wraps only some)
-            raise DatabaseUnavailable() from None
-        pg = raw.driver_connection
-        try:
-            pg.autocommit = True
-            yield pg
+            yield handle
         except self._psycopg.OperationalError:  # the connection broke: the pool must not hand it out again
-            raw.invalidate()
+            handle.discard()
             raise DatabaseUnavailable() from None
         finally:
-            with contextlib.suppress(Exception):
-                if not pg.closed:
-                    pg.autocommit = False
-            raw.close()
+            handle.release()
 
-    def read(self, conn: Any, battle_id: int, msg_id: str | None) -> tuple[BattleRecord, int | None] | None:
-        row = conn.execute(_PG_READ, {"battle_id": battle_id, "msg_id": msg_id}).fetchone()
+    def read(self, conn: Any, battle_id: int, msg_id: str | None) -> BattleRead | None:
+        params = {"battle_id": battle_id, "msg_id": msg_id}
+        try:
+            row = conn.pg.execute(_PG_READ, params).fetchone()
+        except self._psycopg.OperationalError:
+            if not conn.pg.broken:
+                raise
+            conn.discard()
+            conn.checkout()
+            row = conn.pg.execute(_PG_READ, params).fetchone()
         if row is None:
             return None
-        return BattleRecord(*row[:7]), row[7]
+        return BattleRead(BattleRecord(*row[:7]), row[7], list(row[8]))
 
     def write(self, conn: Any, w: CommandWrite) -> bool:
         Json = self._json
@@ -250,18 +271,51 @@ class PostgresCommandStore(CoreCommandStore):
             "msg_id": w.msg_id, "actor": w.actor, "declaration": Json(w.declaration), "events": Json(events),
         }
         try:
-            row = conn.execute(_PG_WRITE, params).fetchone()
+            row = conn.pg.execute(_PG_WRITE, params).fetchone()
         except self._psycopg.IntegrityError:
             return False
         return bool(row and row[0] == 1)
 
     def seat_ids(self, table_id: int) -> list[str]:
         with self.connection() as conn:
-            return [row[0] for row in conn.execute(_PG_SEAT_IDS, {"table_id": table_id})]
+            return [row[0] for row in conn.pg.execute(_PG_SEAT_IDS, {"table_id": table_id})]
+
+
+class _PgHandle:
+    """The psycopg connection a command works on, and its place in the pool."""
+
+    def __init__(self, store: PostgresCommandStore) -> None:
+        self.store = store
+        self.raw: Any = None
+        self.pg: Any = None
+        self.checkout()
+
+    def checkout(self) -> None:
+        try:
+            self.raw = self.store.engine.raw_connection()
+        except self.store._psycopg.OperationalError:  # refused or unreachable (SQLAlchemy wraps only some)
+            raise DatabaseUnavailable() from None
+        self.pg = self.raw.driver_connection
+        self.pg.autocommit = True
+
+    def discard(self) -> None:
+        if self.raw is not None:
+            self.raw.invalidate()
+            self.raw = None
+
+    def release(self) -> None:
+        if self.raw is None:
+            return
+        with contextlib.suppress(Exception):
+            if not self.pg.closed:
+                self.pg.autocommit = False
+        self.raw.close()
+        self.raw = None
 
 
 def command_store(engine: Engine) -> CoreCommandStore:
-    """The store for an engine: psycopg's own for PostgreSQL, SQLAlchemy Core for the rest."""
+    """The store for an engine: psycopg's own for PostgreSQL, SQLAlchemy Core for the rest (for
+    PostgreSQL, best an engine whose pool does not ping: :func:`webapp.db.make_engine`'s ``pre_ping``)."""
     if engine.dialect.name == "postgresql" and engine.dialect.driver == "psycopg":
         return PostgresCommandStore(engine)
     return CoreCommandStore(engine)

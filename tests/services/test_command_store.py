@@ -62,8 +62,10 @@ def test_the_engine_gets_its_own_store(table: Table) -> None:
 def test_a_write_is_whole_and_reads_back_through_the_models(table: Table) -> None:
     store, current = table.service._store, table.version
     with store.connection() as conn:
-        battle, seen = store.read(conn, table.battle_id, "m-1")  # type: ignore[misc]
-        assert seen is None and battle.version == current and battle.table_id == table.table.id
+        found = store.read(conn, table.battle_id, "m-1")
+        assert found is not None and found.seen_version is None
+        assert found.battle.version == current and found.battle.table_id == table.table.id
+        assert sorted(found.seat_ids or []) == sorted([table.seat_a.public_id, table.seat_b.public_id])
         assert store.write(conn, _write(table, current, "m-1"))
     assert table.version == current + 1
     assert table.state["marker"] == "after m-1"
@@ -77,7 +79,8 @@ def test_a_write_is_whole_and_reads_back_through_the_models(table: Table) -> Non
         command = s.exec(select(BattleCommand).where(BattleCommand.msg_id == "m-1")).one()
         assert command.version == current + 1 and command.declaration == {"type": "test", "big": 2**53 - 1}
     with store.connection() as conn:
-        assert store.read(conn, table.battle_id, "m-1")[1] == current + 1  # type: ignore[index]
+        again = store.read(conn, table.battle_id, "m-1")
+        assert again is not None and again.seen_version == current + 1
 
 
 def test_a_lost_compare_and_set_writes_nothing(table: Table) -> None:
@@ -120,3 +123,24 @@ def test_declarations_go_through_the_store(table: Table) -> None:
     )
     assert again.duplicate and again.version == before + 1
     assert table.service.seat_ids(table.table.id) == [table.seat_a.public_id, table.seat_b.public_id]
+
+
+def test_a_dead_pooled_connection_is_replaced_before_the_read(pg_admin: str, pg_url: str, tmp_path: Path) -> None:
+    import psycopg
+
+    app = make_app(tmp_path, database_url=pg_url)
+    try:
+        table = Table(app)
+        store = table.service._store
+        assert isinstance(store, PostgresCommandStore)
+        with store.connection() as conn:  # a connection in the store's pool, which does not ping
+            assert store.read(conn, table.battle_id, None) is not None
+        name = pg_url.rsplit("/", 1)[1]
+        with psycopg.connect(pg_admin, autocommit=True) as admin:
+            admin.execute(f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}' AND pid <> pg_backend_pid()")
+        with store.connection() as conn:
+            found = store.read(conn, table.battle_id, None)
+            assert found is not None and found.battle.version == table.version
+            assert store.write(conn, _write(table, found.battle.version, "after-restart"))
+    finally:
+        app.extensions["battleboard"].service.engine.dispose()
