@@ -9,7 +9,8 @@ Every command follows the same path (boardgame.io's master, lichess's round acto
 5. commit, then hand the result to the broadcaster, which sends each viewer its own projection.
 
 The compare-and-set decides across processes: two processes can never both apply a command to the
-same version of a battle. Nothing here imports Flask or Socket.IO.
+same version of a battle. Steps 2 and 4 are :mod:`webapp.store`'s (one read, one write). Nothing here
+imports Flask or Socket.IO.
 """
 
 from __future__ import annotations
