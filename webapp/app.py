@@ -77,6 +77,7 @@ def create_app(config: Config | None = None, **overrides: Any) -> Flask:
         logger=False,
         engineio_logger=False,
     )
+    app.extensions["battleboard"].install_dispatch()
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     return app
 
