@@ -11,7 +11,9 @@ on a throwaway PostgreSQL database behind one Redis channel, with each table's c
 both. Every table plays a Phantom's Bane duel continuously: its two seated players choose in turn
 (the GM restarts a duel that ends); the other four players, the GM and ten spectators watch. Each
 command waits until all 17 clients of its table hold the update, then the next one goes out (after
-``--think`` seconds). Clients are ``socketio.AsyncClient`` in several client processes.
+``--think`` seconds, drawn between 0.5x and 1.5x; with a think time each table also waits its own
+first pause, so tables do not start in step). Clients are ``socketio.AsyncClient`` in several client
+processes, which pause their own garbage collector while they measure.
 
 It prints commands per second, the end-to-end latency from sending a command to the last client of
 the table holding its update (p50, p99, max), lost and out-of-order updates (must be 0), the
