@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 import socketio
+from engineio import packet as eio_packet
 from socketio import packet
 
 _OPTIONS = orjson.OPT_NON_STR_KEYS
@@ -74,11 +75,17 @@ class BoardRedisManager(socketio.RedisManager):
         super().__init__(url, channel=channel, write_only=False, json=QueueJson)
 
     def emit_many(self, emits: list[tuple[str, Any, str | list[str]]], namespace: str = "/") -> None:
+        # each payload is encoded once, here, as its Socket.IO packet: no process decodes and
+        # re-encodes it on the way to its sockets
+        batch = [
+            {"room": room, "packet": self.server.packet_class(packet.EVENT, namespace=namespace, data=[event, data]).encode()}
+            for event, data, room in emits
+        ]
         message = {
             "method": "emit",
             "event": None,
             "data": None,
-            "batch": [{"event": event, "data": [data], "room": room} for event, data, room in emits],
+            "batch": batch,
             "binary": False,
             "namespace": namespace,
             "room": None,
@@ -94,5 +101,10 @@ class BoardRedisManager(socketio.RedisManager):
         if batch is None:
             super()._handle_emit(message)
             return
+        namespace = message.get("namespace") or "/"
+        if namespace not in self.rooms:
+            return
         for item in batch:
-            super()._handle_emit({**message, "batch": None, **item})
+            ready = eio_packet.Packet(eio_packet.MESSAGE, item["packet"])
+            for _sid, eio_sid in self.get_participants(namespace, item["room"]):
+                self.server._send_eio_packet(eio_sid, ready)
