@@ -54,7 +54,7 @@ from .models import (
     Seat,
     utcnow,
 )
-from .store import BattleRecord, CommandWrite, command_store
+from .store import BattleRecord, CommandWrite, command_store, event_rows
 
 log = logging.getLogger("battleboard")
 
@@ -569,8 +569,7 @@ class BattleService:
 
     def _write_events(self, s: Session, battle_id: int, version: int, events: list[dict[str, Any]]) -> None:
         if events:
-            rows = CommandWrite(battle_id, 0, version, {}, "", None, False, events, "", "", {}, utcnow()).event_rows()
-            s.execute(insert(BattleEvent), rows)
+            s.execute(insert(BattleEvent), event_rows(battle_id, version, events, utcnow()))
 
     @staticmethod
     def _wire_events(version: int, events: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial, wraps
+from functools import partial
 from typing import Any
 
 from flask import Flask, request
@@ -159,9 +159,10 @@ class Hub:
             socketio.emit("table", self.table_payload(table, viewer), to=room_of(table_id, viewer))
 
     def install_dispatch(self) -> None:
-        """Answer client events straight from python-socketio (after ``init_app``): Flask-SocketIO
-        would push a Flask app and request context for every event, which no event handler uses and
-        which cost about a third of a declaration's handling. Connect and disconnect keep it."""
+        """Register the client events with this app's python-socketio server (after ``init_app``).
+        They go straight to python-socketio: Flask-SocketIO would push a Flask app and request
+        context for every event, which no event handler uses and which cost about a third of a
+        declaration's handling. Connect and disconnect keep Flask-SocketIO's handlers."""
         server = socketio.server
         for name, (fn, gm_only) in EVENT_HANDLERS.items():
             server.on(name, partial(self._dispatch, name, fn, gm_only), namespace="/")
@@ -246,16 +247,12 @@ def _run(hub: Hub, sid: str, name: str, fn: Callable[..., dict[str, Any]], gm_on
 
 
 def handler(name: str, *, gm_only: bool = False) -> Callable[[Callable[..., dict[str, Any]]], Callable[..., dict[str, Any]]]:
-    """Register a client-to-server event (see :func:`_run` and :meth:`Hub.install_dispatch`)."""
+    """Declare a client-to-server event; :meth:`Hub.install_dispatch` registers it with the server
+    and :func:`_run` checks every call."""
 
     def decorate(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
-        @wraps(fn)
-        def wrapper(*args: Any) -> dict[str, Any]:  # through Flask-SocketIO, in a Flask request context
-            return _run(_hub(), request.sid, name, fn, gm_only, args)
-
-        socketio.on_event(name, wrapper)
         EVENT_HANDLERS[name] = (fn, gm_only)
-        return wrapper
+        return fn
 
     return decorate
 

@@ -84,18 +84,23 @@ class CommandWrite:
     at: datetime
 
     def event_rows(self) -> list[dict[str, Any]]:
-        return [
-            {
-                "battle_id": self.battle_id,
-                "version": self.new_version,
-                "index": index,
-                "type": str(ev.get("type", "event"))[:60],
-                "visibility": str(ev.get("visibility", "gm"))[:60],
-                "payload": {k: v for k, v in ev.items() if k != "visibility"},
-                "created_at": self.at,
-            }
-            for index, ev in enumerate(self.events)
-        ]
+        return event_rows(self.battle_id, self.new_version, self.events, self.at)
+
+
+def event_rows(battle_id: int, version: int, events: list[dict[str, Any]], at: datetime) -> list[dict[str, Any]]:
+    """The ``battle_event`` rows of a version's events (the visibility in its own column)."""
+    return [
+        {
+            "battle_id": battle_id,
+            "version": version,
+            "index": index,
+            "type": str(ev.get("type", "event"))[:60],
+            "visibility": str(ev.get("visibility", "gm"))[:60],
+            "payload": {k: v for k, v in ev.items() if k != "visibility"},
+            "created_at": at,
+        }
+        for index, ev in enumerate(events)
+    ]
 
 
 def _tables() -> tuple[Any, Any, Any, Any, Any]:
