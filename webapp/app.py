@@ -17,6 +17,9 @@ from .wire import BoardPacket, BoardRedisManager
 
 socketio = SocketIO()
 
+#: connections of the command path's pool on PostgreSQL, per server process
+COMMAND_CONNECTIONS = 20
+
 PACKAGE_DIR = Path(__file__).resolve().parent
 REPO_DIR = PACKAGE_DIR.parent
 
@@ -52,9 +55,12 @@ def create_app(config: Config | None = None, **overrides: Any) -> Flask:
 
     from . import sockets, views
 
-    # on PostgreSQL the command path has its own pool, which does not ping before each command
+    # On PostgreSQL the command path has its own pool, which does not ping before each command and
+    # keeps every connection it opens: a burst of commands waits a moment for a connection instead
+    # of opening one more and closing it again (a new PostgreSQL backend costs more than a command).
     command_engine = (
-        make_engine(config.database_url, timeout=config.db_timeout, pre_ping=False)
+        make_engine(config.database_url, timeout=config.db_timeout, pre_ping=False,
+                    pool_size=COMMAND_CONNECTIONS, max_overflow=0)
         if engine.dialect.name == "postgresql"
         else None
     )

@@ -24,10 +24,14 @@ def normalise_url(url: str) -> str:
     return url
 
 
-def make_engine(url: str, *, timeout: float = 30.0, pre_ping: bool = True) -> Engine:
+def make_engine(
+    url: str, *, timeout: float = 30.0, pre_ping: bool = True, pool_size: int = 10, max_overflow: int = 10
+) -> Engine:
     """The engine. ``timeout``: how long a write waits for a lock (SQLite) or a connection (PostgreSQL)
     before the command fails with a clear "unavailable" error instead of hanging. ``pre_ping``
-    (PostgreSQL): test each connection with a round trip before handing it out."""
+    (PostgreSQL): test each connection with a round trip before handing it out. ``pool_size``
+    connections are kept open once made; up to ``max_overflow`` more are opened for a burst and
+    closed again when they come back (PostgreSQL)."""
     url = normalise_url(url)
     busy_ms = int(timeout * 1000)
     if url.startswith("sqlite"):
@@ -52,8 +56,8 @@ def make_engine(url: str, *, timeout: float = 30.0, pre_ping: bool = True) -> En
     return create_engine(
         url,
         pool_pre_ping=pre_ping,
-        pool_size=10,
-        max_overflow=20,
+        pool_size=pool_size,
+        max_overflow=max_overflow,
         pool_timeout=timeout,
         connect_args={"connect_timeout": max(1, min(int(timeout), 10))},
         json_serializer=wire.dumps,

@@ -418,6 +418,17 @@ def drive(specs: list[dict[str, Any]], urls: list[str], *, bare: bool, size: int
     return merged
 
 
+def pg_sessions(admin_url: str, name: str | None) -> int:
+    """Connections ever opened to the database ``name`` (PostgreSQL's own count; 0 without one)."""
+    if name is None:
+        return 0
+    import psycopg
+
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        row = conn.execute("SELECT sessions FROM pg_stat_database WHERE datname = %s", (name,)).fetchone()
+    return int(row[0]) if row and row[0] is not None else 0
+
+
 def pct(values: list[float], p: float) -> float:
     if not values:
         return float("nan")
@@ -460,8 +471,10 @@ def run_mode(args: argparse.Namespace, mode: str, tables: int) -> dict[str, Any]
         load0 = Path("/proc/loadavg").read_text().split()[0]
         steal0, cpu0 = cpu_times(), sum(cpu_seconds(s.proc.pid) for s in servers)
         t0 = time.monotonic()
+        sessions0 = pg_sessions(pg_admin, pg_name)
         real = drive(specs, urls, bare=False, size=0, seconds=args.seconds, think=args.think, procs=args.client_procs)
         wall = time.monotonic() - t0
+        sessions = pg_sessions(pg_admin, pg_name) - sessions0
         steal1, cpu1 = cpu_times(), sum(cpu_seconds(s.proc.pid) for s in servers)
         others = busy_seconds(steal0, steal1) - (cpu1 - cpu0) - real["client_cpu"]
         rss = sum(rss_mb(s.proc.pid) for s in servers)
@@ -495,6 +508,8 @@ def run_mode(args: argparse.Namespace, mode: str, tables: int) -> dict[str, Any]
         servers = []
         return {"mode": mode, "tables": tables, "clients": tables * CLIENTS_PER_TABLE, "seconds": args.seconds,
                 "think": args.think, "real": real, "bare": bare, "wall": wall, "size": size, "rss": rss,
+                "server_cpu_s": cpu1 - cpu0, "others_s": max(0.0, others), "bare_server_cpu_s": bare_server_cpu,
+                "bare_others_s": max(0.0, bare_others), "pg_sessions": sessions,
                 "server_cpu": (cpu1 - cpu0) / max(wall, 1e-9), "client_cpu": real["client_cpu"] / max(wall, 1e-9),
                 "others_cpu": max(0.0, others) / max(wall, 1e-9), "load": load0,
                 "bare_server_cpu": bare_server_cpu / max(bare_wall, 1e-9), "bare_others_cpu": max(0.0, bare_others) / max(bare_wall, 1e-9), "steal_real": steal_percent(steal0, steal1),
@@ -533,6 +548,11 @@ def report(r: dict[str, Any]) -> None:
     print(f"   CPU steal: {r['steal_real']:.1f}% during the board run, {r['steal_bare']:.1f}% during the bare run")
     print(f"   machine ({os.cpu_count()} CPUs): client processes {r['client_cpu'] * 100:.0f}% of a core, other programs"
           f" {r['others_cpu'] * 100:.0f}% of a core (bare run: {r['bare_others_cpu'] * 100:.0f}%), load average {r['load']} at the start")
+    per = 1000 / max(1, real["commands"])
+    bper = 1000 / max(1, bare["commands"])
+    print(f"   CPU per command: server processes {r['server_cpu_s'] * per:.2f} ms (bare {r['bare_server_cpu_s'] * bper:.2f} ms),"
+          f" other programs (database, queue, kernel) {r['others_s'] * per:.2f} ms (bare {r['bare_others_s'] * bper:.2f} ms)"
+          + (f"; PostgreSQL connections opened: {r['pg_sessions']}" if r["database"] == "PostgreSQL" else ""))
     ok = p99 < 100 and real["lost"] == 0 and real["out_of_order"] == 0 and p99 <= 2 * b99
     print(f"   target (p99 < 100 ms, 0 lost, 0 out of order, p99 within 2x bare): {'MET' if ok else 'NOT MET'}")
     print("   json: " + json.dumps({"mode": r["mode"], "tables": r["tables"], "clients": r["clients"], "cmds_per_s": round(real["commands"] / r["seconds"], 1),
