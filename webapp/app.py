@@ -17,9 +17,6 @@ from .wire import BoardPacket, BoardRedisManager
 
 socketio = SocketIO()
 
-#: connections of the command path's pool on PostgreSQL, per server process
-COMMAND_CONNECTIONS = 20
-
 PACKAGE_DIR = Path(__file__).resolve().parent
 REPO_DIR = PACKAGE_DIR.parent
 
@@ -55,12 +52,9 @@ def create_app(config: Config | None = None, **overrides: Any) -> Flask:
 
     from . import sockets, views
 
-    # On PostgreSQL the command path has its own pool, which does not ping before each command and
-    # keeps every connection it opens: a burst of commands waits a moment for a connection instead
-    # of opening one more and closing it again (a new PostgreSQL backend costs more than a command).
+    # on PostgreSQL the command path has its own pool, which does not ping before each command
     command_engine = (
-        make_engine(config.database_url, timeout=config.db_timeout, pre_ping=False,
-                    pool_size=COMMAND_CONNECTIONS, max_overflow=0)
+        make_engine(config.database_url, timeout=config.db_timeout, pre_ping=False)
         if engine.dialect.name == "postgresql"
         else None
     )

@@ -24,14 +24,15 @@ def normalise_url(url: str) -> str:
     return url
 
 
-def make_engine(
-    url: str, *, timeout: float = 30.0, pre_ping: bool = True, pool_size: int = 10, max_overflow: int = 10
-) -> Engine:
+def make_engine(url: str, *, timeout: float = 30.0, pre_ping: bool = True, pool_size: int = 20) -> Engine:
     """The engine. ``timeout``: how long a write waits for a lock (SQLite) or a connection (PostgreSQL)
     before the command fails with a clear "unavailable" error instead of hanging. ``pre_ping``
-    (PostgreSQL): test each connection with a round trip before handing it out. ``pool_size``
-    connections are kept open once made; up to ``max_overflow`` more are opened for a burst and
-    closed again when they come back (PostgreSQL)."""
+    (PostgreSQL): test each connection with a round trip before handing it out.
+
+    ``pool_size`` (PostgreSQL): the most connections the engine opens. Each is kept once opened: in
+    a burst (a room full of phones connecting at once, commands back to back) work waits a moment
+    for a free connection instead of opening one more and closing it again afterwards, which costs
+    PostgreSQL a new backend process, more than the work itself."""
     url = normalise_url(url)
     busy_ms = int(timeout * 1000)
     if url.startswith("sqlite"):
@@ -57,7 +58,7 @@ def make_engine(
         url,
         pool_pre_ping=pre_ping,
         pool_size=pool_size,
-        max_overflow=max_overflow,
+        max_overflow=0,
         pool_timeout=timeout,
         connect_args={"connect_timeout": max(1, min(int(timeout), 10))},
         json_serializer=wire.dumps,
