@@ -56,11 +56,19 @@ class BoardPacket(packet.Packet):
     json = PacketJson
 
 
+def queue_loads(text: str | bytes) -> Any:
+    """Read a message of the queue: orjson, or the standard library for what orjson refuses."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
+
+
 class QueueJson:
     """The ``json`` of messages between the board's own server processes (orjson both ways)."""
 
     dumps = staticmethod(dumps)
-    loads = staticmethod(loads)
+    loads = staticmethod(queue_loads)
 
 
 class BoardRedisManager(socketio.RedisManager):
@@ -73,6 +81,20 @@ class BoardRedisManager(socketio.RedisManager):
 
     def __init__(self, url: str, channel: str) -> None:
         super().__init__(url, channel=channel, write_only=False, json=QueueJson)
+        # how this process's own batches begin on the wire (``host_id`` is their first key)
+        self._own_batch = b'{"host_id":"' + self.host_id.encode() + b'"'
+
+    def set_server(self, server: Any) -> None:
+        super().set_server(server)
+        self.json = QueueJson  # python-socketio swaps in the packets' JSON module here
+
+    def _listen(self) -> Any:
+        # the queue hands every message back to its sender too: a process's own batches reached its
+        # rooms when they were published, so they are dropped here without being decoded
+        for message in super()._listen():
+            if isinstance(message, bytes) and message.startswith(self._own_batch):
+                continue
+            yield message
 
     def emit_many(self, emits: list[tuple[str, Any, str | list[str]]], namespace: str = "/") -> None:
         # each payload is encoded once, here, as its Socket.IO packet: no process decodes and
@@ -82,6 +104,7 @@ class BoardRedisManager(socketio.RedisManager):
             for event, data, room in emits
         ]
         message = {
+            "host_id": self.host_id,  # first: see _listen
             "method": "emit",
             "event": None,
             "data": None,
@@ -91,7 +114,6 @@ class BoardRedisManager(socketio.RedisManager):
             "room": None,
             "skip_sid": None,
             "callback": None,
-            "host_id": self.host_id,
         }
         self._handle_emit(message)  # this process's rooms now
         self._publish(message)  # the other processes' rooms

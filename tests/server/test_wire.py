@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 from typing import Any
 
 from hypothesis import given
@@ -44,6 +45,31 @@ def test_board_packets_encode_as_the_default_packets_do() -> None:
     default = packet.Packet(packet.EVENT, data=data).encode()
     assert board == default
     assert wire.BoardPacket(packet.EVENT, data=[*data, b"bytes"]).packet_type == packet.EVENT  # no binary search
+
+
+def test_the_queue_reads_what_orjson_refuses() -> None:
+    assert wire.queue_loads(b'{"n":1180591620717411303424}') == {"n": 2**70}
+    assert wire.queue_loads('{"a":[1,2]}') == {"a": [1, 2]}
+
+
+def test_the_queue_drops_a_process_own_batches_undecoded(monkeypatch: Any) -> None:
+    """Redis hands each message back to its publisher; a batch already reached that process's rooms."""
+    manager = wire.BoardRedisManager("redis://127.0.0.1:6379/0", "test-own-batches")
+    other = wire.BoardRedisManager("redis://127.0.0.1:6379/0", "test-own-batches")
+    emits = [("update", {"v": 1}, "t1:spectators")]
+    published: list[bytes] = []
+    for m in (manager, other):
+        monkeypatch.setattr(m, "_publish", lambda data, m=m: published.append(m.json.dumps(data).encode()))
+        monkeypatch.setattr(m, "_handle_emit", lambda message: None)
+        m.set_server(SimpleNamespace(packet_class=wire.BoardPacket))
+        assert m.json is wire.QueueJson  # not the packets' JSON module python-socketio would set
+    manager.emit_many(emits)
+    other.emit_many(emits)
+    plain = b'{"method":"enter_room","sid":"x","room":"r","namespace":"/","host_id":"' + manager.host_id.encode() + b'"}'
+    monkeypatch.setattr(wire.socketio.RedisManager, "_listen", lambda self: iter([*published, plain]))
+    heard = list(manager._listen())
+    assert heard == [published[1], plain]  # the other process's batch and every non-batch message
+    assert wire.queue_loads(heard[0])["batch"][0]["room"] == "t1:spectators"
 
 
 def test_the_app_sends_board_packets(duel: Table) -> None:
