@@ -129,14 +129,24 @@ class Hub:
         control nothing see what spectators see) share one emit: one encoding, one queue message."""
         battle = result.battle or self.service.battle(result.battle_id)
         groups: list[tuple[dict[str, Any], list[str]]] = []
+        spectators: dict[str, Any] | None = None
         idle: list[dict[str, Any]] = []  # projections of seats that control no combatant
-        for viewer in self.viewers_of(result.table_id, result.seat_ids):
-            if viewer.role == "player" and not viewer.own_combatants(battle.state) and len(idle) == 2 and idle[0] == idle[1]:
-                payload = idle[0]  # rules see a seat only through what it controls: idle seats look alike
+        shared: dict[str, Any] | None = None  # the one every such seat gets, once that is plain
+        for viewer in self.viewers_of(result.table_id, result.seat_ids):  # the GM and spectators first
+            is_idle = viewer.role == "player" and not viewer.own_combatants(battle.state)
+            if is_idle and shared is not None:
+                payload = shared
             else:
                 payload = self.service.project(battle, viewer, result.events)
                 payload.update(t="update", prev_v=result.prev_version)
-                if viewer.role == "player" and not viewer.own_combatants(battle.state) and len(idle) < 2:
+                if viewer.role == "spectator":
+                    spectators = payload
+                elif is_idle:
+                    # rules see a seat only through what it controls, so seats that control nothing
+                    # look alike: once one looks like the spectators, or two look like each other,
+                    # the rest get that projection without computing it again
+                    if payload == spectators or (idle and payload == idle[0]):
+                        shared = payload
                     idle.append(payload)
             room = room_of(result.table_id, viewer)
             for same, rooms in groups:

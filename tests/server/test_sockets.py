@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from rules.core import Viewer
 from tests.conftest import Table, duel_lineup, make_app
 from webapp.app import socketio
 from webapp.sockets import CLIENT_EVENTS, GM_EVENTS
@@ -400,3 +401,29 @@ def test_a_player_page_with_a_stale_seat_goes_back_to_joining(duel: Table) -> No
     with http.session_transaction() as session:
         session["seats"] = {duel.table.slug: duel.seat_a.token}
     assert http.get(f"/t/{duel.table.slug}/play").status_code == 200
+
+
+def test_every_seat_gets_its_own_projection_and_idle_seats_share_one(duel: Table, monkeypatch: Any) -> None:
+    """Seats that control nothing get the spectators' projection without it being computed again."""
+    service = duel.service
+    idle_seats = [service.join(duel.table.join_code, f"Watcher {k}")[1] for k in range(3)]
+    hub = duel.app.extensions["battleboard"]
+    hub.forget_seats(duel.table.id)
+    alice, bob, spectator = duel.alice(), duel.bob(), duel.spectator()
+    watchers = [duel.client(seat.token) for seat in idle_seats]
+    for c in (alice, bob, spectator, *watchers):
+        c.get_received()
+    projected: list[str] = []
+    real_project = service.project
+    monkeypatch.setattr(service, "project", lambda battle, viewer, events: projected.append(viewer.role) or real_project(battle, viewer, events))
+    assert choose(alice, duel, "jharek", "defend")["ok"]
+    assert projected.count("player") == 3, "the two fighting seats and one idle seat, not every idle seat"
+    battle = service.battle(duel.battle_id)
+    seen = {"alice": updates(alice)[-1], "bob": updates(bob)[-1], "spectator": updates(spectator)[-1]}
+    assert seen["alice"]["view"]["combatants"]["jharek"]["choice"] == "defend"
+    assert "choice" not in seen["bob"]["view"]["combatants"]["jharek"]
+    for watcher, seat in zip(watchers, idle_seats, strict=True):
+        update = updates(watcher)[-1]
+        own = real_project(battle, Viewer.player(seat.public_id), [])
+        assert update["view"] == own["view"] == seen["spectator"]["view"]
+        assert update["events"] == seen["spectator"]["events"]
