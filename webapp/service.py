@@ -3,7 +3,9 @@
 Every command follows the same path (boardgame.io's master, lichess's round actor):
 
 1. take the battle's in-process lock (Flask-SocketIO may run two handlers at once);
-2. open one transaction, load the battle, check the expected version;
+2. open one transaction, load the battle, check the expected version (a battle this process wrote
+   last is taken as it left it, unread: the compare-and-set in step 4 catches a battle moved on by
+   another process, and the command then starts again from a fresh read);
 3. let the rule system authorise and apply the declaration with a fresh derived dice seed;
 4. write the new snapshot with a compare-and-set on the version, the events and the command record;
 5. commit, then hand the result to the broadcaster, which sends each viewer its own projection.
@@ -23,7 +25,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sqlalchemy import insert
@@ -41,8 +43,8 @@ from rules import (
     derive_seed,
     get_system,
 )
+from rules.core import clone, may_see
 from rules.core import event as make_event
-from rules.core import may_see
 
 from .models import (
     Battle,
@@ -62,6 +64,9 @@ JOIN_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 MSG_ID_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
 #: how many events a (re)connecting client gets at most; older ones are summarised by the view
 SYNC_EVENT_LIMIT = 300
+#: how many battles a process keeps as its own last command left them (a command on one of them
+#: needs no read of the database first)
+RECENT_BATTLES = 512
 
 
 class NotFound(RulesError):
@@ -158,6 +163,9 @@ class BattleService:
         self._writer: threading.Lock | contextlib.nullcontext[None] = (
             threading.Lock() if engine.dialect.name == "sqlite" else contextlib.nullcontext()
         )
+        # the battles as this process's commands left them, most recent last (see _command)
+        self._recent: dict[int, BattleRecord] = {}
+        self._recent_guard = threading.Lock()
 
     # --- locking ----------------------------------------------------------------------------
     def _lock(self, battle_id: int) -> threading.Lock:
@@ -524,48 +532,102 @@ class BattleService:
         if msg_id is not None and (not isinstance(msg_id, str) or not MSG_ID_RE.match(msg_id)):
             raise InvalidDeclaration("msg_id must be a short string of letters, digits and -_.:")
         with self._lock(battle_id), self._writer, self._store.connection() as conn:
-            found = self._store.read(conn, battle_id, msg_id)
-            if found is None:
-                raise NotFound("no such battle")
-            battle, seen_version = found.battle, found.seen_version
-            if table_id is not None and battle.table_id != table_id:
-                raise NotPermitted("that battle is not at your table")
-            if seen_version is not None:
-                return CommandResult(battle.id, battle.table_id, seen_version, seen_version - 1, [], duplicate=True)
-            current = battle.version
-            if expected_v is not None and expected_v != current:
-                raise StaleVersion(
-                    f"the battle has moved on (you saw version {expected_v}, it is now at {current}); look again and retry",
-                    current,
-                )
-            system = get_system(battle.system_id)
-            new_version = current + 1
-            # the state was decoded from the row just now: the rules may have this copy
-            new_state, events, checkpoint = step(battle, system, battle.state, new_version)
-            status = new_state.get("status", battle.status)
-            write = CommandWrite(
-                battle_id=battle_id,
-                current=current,
-                new_version=new_version,
-                state=new_state,
-                status=status,
-                prev_version=prev_override["prev"] if prev_override and "prev" in prev_override else current,
-                checkpoint=checkpoint,
-                events=events,
-                msg_id=msg_id or f"auto-{new_version}-{secrets.token_hex(4)}",
-                actor=actor[:80],
-                declaration=declaration,
-                at=utcnow(),
-            )
-            if not self._store.write(conn, write):
-                raise StaleVersion("another command was applied at the same moment; look again and retry", current + 1)
-            after = BattleRecord(battle.id, battle.table_id, battle.system_id, new_version, new_state, battle.seed, status)
-            result = CommandResult(
-                battle_id, battle.table_id, new_version, current, self._wire_events(new_version, events), battle=after,
-                seat_ids=found.seat_ids,
-            )
+            result = None
+            recent = self._recent_battle(battle_id) if msg_id is not None else None
+            if recent is not None and expected_v in (None, recent.version) and table_id in (None, recent.table_id):
+                # This process wrote the last version of the battle it knows of: apply to that without
+                # reading it back. When another process has moved the battle on, or this message was
+                # applied already, the compare-and-set or the message id refuses the write, and the
+                # command goes the long way below, from a fresh read. So does a refusal by the rules
+                # (it may come from the old state) and a dead connection (the message id tells,
+                # after the read, whether the write landed before the connection died).
+                battle = replace(recent, state=clone(recent.state))  # the rules may have this copy
+                try:
+                    result = self._apply(conn, battle, None, expected_v, msg_id, actor, declaration, step, prev_override)
+                except RulesError:
+                    result = None
+                if result is None:
+                    self._forget_battle(battle_id)
+            if result is None:
+                found = self._store.read(conn, battle_id, msg_id)
+                if found is None:
+                    raise NotFound("no such battle")
+                battle, seen_version = found.battle, found.seen_version
+                if table_id is not None and battle.table_id != table_id:
+                    raise NotPermitted("that battle is not at your table")
+                if seen_version is not None:
+                    return CommandResult(battle.id, battle.table_id, seen_version, seen_version - 1, [], duplicate=True)
+                if expected_v is not None and expected_v != battle.version:
+                    raise StaleVersion(
+                        f"the battle has moved on (you saw version {expected_v}, it is now at {battle.version}); look again and retry",
+                        battle.version,
+                    )
+                # the state was decoded from the row just now: the rules may have this copy
+                result = self._apply(conn, battle, found.seat_ids, expected_v, msg_id, actor, declaration, step, prev_override)
+                if result is None:
+                    raise StaleVersion("another command was applied at the same moment; look again and retry", battle.version + 1)
+            assert result.battle is not None
+            self._remember_battle(result.battle)
         self._broadcast(result)
         return result
+
+    def _apply(
+        self,
+        conn: Any,
+        battle: BattleRecord,
+        seat_ids: list[str] | None,
+        expected_v: int | None,
+        msg_id: str | None,
+        actor: str,
+        declaration: dict[str, Any],
+        step: Callable[[BattleRecord, Any, dict[str, Any], int], tuple[dict[str, Any], list[dict[str, Any]], bool]],
+        prev_override: dict[str, Any] | None,
+    ) -> CommandResult | None:
+        """Apply a command to ``battle`` (whose state the rules may change) and write it; None if the
+        compare-and-set or the message id refused the write (nothing was written)."""
+        current = battle.version
+        new_version = current + 1
+        new_state, events, checkpoint = step(battle, get_system(battle.system_id), battle.state, new_version)
+        status = new_state.get("status", battle.status)
+        write = CommandWrite(
+            battle_id=battle.id,
+            current=current,
+            new_version=new_version,
+            state=new_state,
+            status=status,
+            prev_version=prev_override["prev"] if prev_override and "prev" in prev_override else current,
+            checkpoint=checkpoint,
+            events=events,
+            msg_id=msg_id or f"auto-{new_version}-{secrets.token_hex(4)}",
+            actor=actor[:80],
+            declaration=declaration,
+            at=utcnow(),
+        )
+        if not self._store.write(conn, write):
+            return None
+        after = BattleRecord(battle.id, battle.table_id, battle.system_id, new_version, new_state, battle.seed, status)
+        return CommandResult(
+            battle.id, battle.table_id, new_version, current, self._wire_events(new_version, events), battle=after,
+            seat_ids=seat_ids,
+        )
+
+    # --- the battles this process wrote last ------------------------------------------------
+    def _recent_battle(self, battle_id: int) -> BattleRecord | None:
+        with self._recent_guard:
+            return self._recent.get(battle_id)
+
+    def _remember_battle(self, battle: BattleRecord) -> None:
+        """Keep the battle as this process's command left it (its state is not changed afterwards:
+        projections only read it, and the next command applies to a copy)."""
+        with self._recent_guard:
+            self._recent.pop(battle.id, None)
+            self._recent[battle.id] = battle
+            while len(self._recent) > RECENT_BATTLES:
+                del self._recent[next(iter(self._recent))]
+
+    def _forget_battle(self, battle_id: int) -> None:
+        with self._recent_guard:
+            self._recent.pop(battle_id, None)
 
     def _write_events(self, s: Session, battle_id: int, version: int, events: list[dict[str, Any]]) -> None:
         if events:

@@ -283,6 +283,10 @@ class PostgresCommandStore(CoreCommandStore):
             row = conn.pg.execute(_PG_WRITE, params).fetchone()
         except self._psycopg.IntegrityError:
             return False
+        except self._psycopg.OperationalError:
+            if conn.pg.broken:  # the caller may read again: that takes a fresh connection
+                raise DatabaseUnavailable() from None
+            raise
         return bool(row and row[0] == 1)
 
     def seat_ids(self, table_id: int) -> list[str]:

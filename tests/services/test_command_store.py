@@ -147,3 +147,85 @@ def test_a_dead_pooled_connection_is_replaced_before_the_read(pg_admin: str, pg_
             assert store.write(conn, _write(table, found.battle.version, "after-restart"))
     finally:
         app.extensions["battleboard"].service.engine.dispose()
+
+
+def _choose(service: Any, table: Table, seat: str, combatant: str, msg_id: str, expected_v: int | None = None) -> Any:
+    return service.declare(
+        table.battle_id, Viewer.player(seat), {"type": "choose", "combatant": combatant, "option": "attack"},
+        expected_v=expected_v, msg_id=msg_id, table_id=table.table.id,
+    )
+
+
+def test_the_next_command_applies_to_the_version_this_process_wrote_without_reading_it(table: Table, monkeypatch: Any) -> None:
+    service, store = table.service, table.service._store
+    reads: list[int] = []
+    real_read = store.read
+    monkeypatch.setattr(store, "read", lambda conn, battle_id, msg_id: reads.append(battle_id) or real_read(conn, battle_id, msg_id))
+    first = _choose(service, table, table.seat_a.public_id, "jharek", "fast-1", table.version)
+    assert reads == [table.battle_id]  # the process had not written this battle yet
+    second = _choose(service, table, table.seat_b.public_id, "monster", "fast-2", first.version)
+    assert reads == [table.battle_id], "the second command used the version the first one wrote"
+    assert second.version == first.version + 1 == table.version
+    assert table.state["turn"] == 2, "both choices applied: the turn resolved"
+    # a resend of the last message is recognised (the message id refuses the write, then the read tells)
+    again = _choose(service, table, table.seat_b.public_id, "monster", "fast-2")
+    assert again.duplicate and again.version == second.version and table.version == second.version
+
+
+def test_a_battle_moved_on_by_another_process_is_read_again(table: Table) -> None:
+    """Two services on one database stand for two server processes."""
+    from webapp.service import BattleService
+
+    here = table.service
+    there = BattleService(here.engine, command_engine=here._store.engine)
+    alice, bob = table.seat_a.public_id, table.seat_b.public_id
+    start = table.version
+    assert _choose(here, table, alice, "jharek", "here-1", start).version == start + 1  # here remembers start + 1
+    # the other process applies the next choice: the turn resolves there
+    assert _choose(there, table, bob, "monster", "there-1", start + 1).version == start + 2
+    resolved = table.state
+    assert resolved["turn"] == 2
+    # here, a choice without an expected version first tries the remembered (old) state: the
+    # compare-and-set refuses it and the command is applied to the state the other process wrote
+    result = _choose(here, table, alice, "jharek", "here-2")
+    assert result.version == start + 3 and not result.duplicate
+    after = table.state
+    assert after["turn"] == 2 and after["choices"]["jharek"] == "attack" and after["choices"]["monster"] is None
+    # an expected version the remembered one does not match goes the long way at once
+    assert _choose(there, table, bob, "monster", "there-2", start + 3).version == start + 4
+    assert _choose(here, table, alice, "jharek", "here-3", start + 4).version == start + 5
+    with pytest.raises(Exception, match="moved on"):
+        _choose(there, table, bob, "monster", "there-3", start + 4)
+    assert table.version == start + 5
+
+
+def test_a_refusal_from_the_remembered_state_is_checked_against_the_database(table: Table) -> None:
+    from webapp.service import BattleService
+
+    here = table.service
+    there = BattleService(here.engine, command_engine=here._store.engine)
+    alice = table.seat_a.public_id
+    here.end_battle(table.battle_id, Viewer.gm())  # here remembers the battle as ended
+    there.undo(table.battle_id, Viewer.gm())  # the other process's GM takes the ending back
+    assert table.state["status"] == "active"
+    result = _choose(here, table, alice, "jharek", "after-undo")  # refused by the remembered state only
+    assert not result.duplicate and table.state["choices"]["jharek"] == "attack"
+
+
+def test_a_dead_pooled_connection_under_a_remembered_battle_is_replaced(pg_admin: str, pg_url: str, tmp_path: Path) -> None:
+    """The command that would not read first (see above) finds the connection dead on its write."""
+    import psycopg
+
+    app = make_app(tmp_path, database_url=pg_url)
+    try:
+        table = Table(app)
+        service = table.service
+        first = _choose(service, table, table.seat_a.public_id, "jharek", "before-restart", table.version)
+        name = pg_url.rsplit("/", 1)[1]
+        with psycopg.connect(pg_admin, autocommit=True) as admin:
+            admin.execute(f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}' AND pid <> pg_backend_pid()")
+        second = _choose(service, table, table.seat_b.public_id, "monster", "after-restart", first.version)
+        assert second.version == first.version + 1 and not second.duplicate
+        assert table.state["turn"] == 2
+    finally:
+        app.extensions["battleboard"].service.engine.dispose()
