@@ -359,6 +359,11 @@ class TableRun:
         return missing
 
 
+def own_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 async def client_main(specs: list[dict[str, Any]], urls: list[str], bare: bool, size: int, start_at: float, seconds: float, think: float) -> dict[str, Any]:
     runs = [TableRun(spec, urls, bare, size) for spec in specs]
     sem = asyncio.Semaphore(20)
@@ -370,7 +375,9 @@ async def client_main(specs: list[dict[str, Any]], urls: list[str], bare: bool, 
     gc.disable()
     await asyncio.sleep(max(0.0, start_at - time.monotonic()))
     until = time.monotonic() + seconds
+    cpu_at_start = own_cpu()
     await asyncio.gather(*(run.play(until, think) for run in runs))
+    play_cpu = own_cpu() - cpu_at_start
     await asyncio.sleep(1.0)  # stragglers
     gc.enable()
     result = {
@@ -383,7 +390,8 @@ async def client_main(specs: list[dict[str, Any]], urls: list[str], bare: bool, 
         "bytes": sum(run.bytes for run in runs),
         "updates": sum(run.updates for run in runs),
         "sample": next((run.sample for run in runs if run.sample), None),
-        "client_cpu": sum(getattr(resource.getrusage(resource.RUSAGE_SELF), f) for f in ("ru_utime", "ru_stime")),
+        "client_cpu": own_cpu(),
+        "client_play_cpu": play_cpu,
     }
     await asyncio.gather(*(c.disconnect() for run in runs for c in run.clients), return_exceptions=True)
     return result
@@ -396,26 +404,51 @@ def client_process(specs: list[dict[str, Any]], urls: list[str], bare: bool, siz
         out.put({"crash": repr(exc)})
 
 
-def drive(specs: list[dict[str, Any]], urls: list[str], *, bare: bool, size: int, seconds: float, think: float, procs: int) -> dict[str, Any]:
+def drive(specs: list[dict[str, Any]], urls: list[str], *, bare: bool, size: int, seconds: float, think: float, procs: int,
+          sample: Any = None) -> dict[str, Any]:
+    """Play the tables; ``sample()`` (the CPU figures of the machine and the servers) is taken when
+    the play starts and when it stops, so per-command figures leave out the connecting."""
+    import threading
+
     ctx = mp.get_context("spawn")
     out = ctx.Queue()
     start_at = time.monotonic() + 8 + len(specs) * 0.25  # time for every client to connect
     workers = [ctx.Process(target=client_process, args=(specs[i::procs], urls, bare, size, start_at, seconds, think, out)) for i in range(procs)]
+    samples: list[Any] = []
+
+    def take_samples() -> None:
+        for at in (start_at, start_at + seconds):
+            time.sleep(max(0.0, at - time.monotonic()))
+            samples.append(sample())
+
+    sampler = threading.Thread(target=take_samples, daemon=True)
+    if sample is not None:
+        sampler.start()
     for w in workers:
         w.start()
     results = [out.get(timeout=seconds + 600) for _ in workers]
+    if sample is not None:
+        sampler.join(60)
     for w in workers:
         w.join(30)
     crashes = [r["crash"] for r in results if "crash" in r]
     if crashes:
         raise RuntimeError(f"a client process failed: {crashes}")
     latencies = sorted(x for r in results for x in r["latencies"])
-    merged = {key: sum(r[key] for r in results) for key in ("commands", "lost", "out_of_order", "error_count", "bytes", "updates", "client_cpu")}
+    merged = {key: sum(r[key] for r in results) for key in ("commands", "lost", "out_of_order", "error_count", "bytes", "updates", "client_cpu", "client_play_cpu")}
     merged["errors"] = [e for r in results for e in r["errors"]][:10]
     merged["sample"] = next((r["sample"] for r in results if r.get("sample")), None)
     merged["latencies"] = latencies
     merged["late_start"] = max(0.0, time.monotonic() - start_at - seconds)
+    merged["window"] = samples
     return merged
+
+
+def play_cpu(run: dict[str, Any]) -> dict[str, float]:
+    """CPU seconds while the tables played (connecting left out): the servers, the clients, the rest."""
+    (machine0, server0), (machine1, server1) = run["window"]
+    server = server1 - server0
+    return {"server": server, "clients": run["client_play_cpu"], "others": max(0.0, busy_seconds(machine0, machine1) - server - run["client_play_cpu"])}
 
 
 def pg_sessions(admin_url: str, name: str | None) -> int:
@@ -472,7 +505,8 @@ def run_mode(args: argparse.Namespace, mode: str, tables: int) -> dict[str, Any]
         steal0, cpu0 = cpu_times(), sum(cpu_seconds(s.proc.pid) for s in servers)
         t0 = time.monotonic()
         sessions0 = pg_sessions(pg_admin, pg_name)
-        real = drive(specs, urls, bare=False, size=0, seconds=args.seconds, think=args.think, procs=args.client_procs)
+        real = drive(specs, urls, bare=False, size=0, seconds=args.seconds, think=args.think, procs=args.client_procs,
+                     sample=lambda: (cpu_times(), sum(cpu_seconds(s.proc.pid) for s in servers)))
         wall = time.monotonic() - t0
         sessions = pg_sessions(pg_admin, pg_name) - sessions0
         steal1, cpu1 = cpu_times(), sum(cpu_seconds(s.proc.pid) for s in servers)
@@ -498,7 +532,8 @@ def run_mode(args: argparse.Namespace, mode: str, tables: int) -> dict[str, Any]
             servers.append(gunicorn("bench_load:bare_app()", bare_env, work / f"bare{k}.log", ["--pythonpath", str(Path(__file__).parent)]))
         bare_cpu0 = sum(cpu_seconds(s.proc.pid) for s in servers)
         t1 = time.monotonic()
-        bare = drive(specs, [s.url for s in servers], bare=True, size=size, seconds=args.seconds, think=args.think, procs=args.client_procs)
+        bare = drive(specs, [s.url for s in servers], bare=True, size=size, seconds=args.seconds, think=args.think, procs=args.client_procs,
+                     sample=lambda: (cpu_times(), sum(cpu_seconds(s.proc.pid) for s in servers)))
         bare_wall = time.monotonic() - t1
         steal2 = cpu_times()
         bare_server_cpu = sum(cpu_seconds(s.proc.pid) for s in servers) - bare_cpu0
@@ -508,8 +543,7 @@ def run_mode(args: argparse.Namespace, mode: str, tables: int) -> dict[str, Any]
         servers = []
         return {"mode": mode, "tables": tables, "clients": tables * CLIENTS_PER_TABLE, "seconds": args.seconds,
                 "think": args.think, "real": real, "bare": bare, "wall": wall, "size": size, "rss": rss,
-                "server_cpu_s": cpu1 - cpu0, "others_s": max(0.0, others), "bare_server_cpu_s": bare_server_cpu,
-                "bare_others_s": max(0.0, bare_others), "pg_sessions": sessions,
+                "play": play_cpu(real), "bare_play": play_cpu(bare), "pg_sessions": sessions,
                 "server_cpu": (cpu1 - cpu0) / max(wall, 1e-9), "client_cpu": real["client_cpu"] / max(wall, 1e-9),
                 "others_cpu": max(0.0, others) / max(wall, 1e-9), "load": load0,
                 "bare_server_cpu": bare_server_cpu / max(bare_wall, 1e-9), "bare_others_cpu": max(0.0, bare_others) / max(bare_wall, 1e-9), "steal_real": steal_percent(steal0, steal1),
@@ -550,8 +584,10 @@ def report(r: dict[str, Any]) -> None:
           f" {r['others_cpu'] * 100:.0f}% of a core (bare run: {r['bare_others_cpu'] * 100:.0f}%), load average {r['load']} at the start")
     per = 1000 / max(1, real["commands"])
     bper = 1000 / max(1, bare["commands"])
-    print(f"   CPU per command: server processes {r['server_cpu_s'] * per:.2f} ms (bare {r['bare_server_cpu_s'] * bper:.2f} ms),"
-          f" other programs (database, queue, kernel) {r['others_s'] * per:.2f} ms (bare {r['bare_others_s'] * bper:.2f} ms)"
+    play, bare_play = r["play"], r["bare_play"]
+    print(f"   CPU per command while playing: server processes {play['server'] * per:.2f} ms (bare {bare_play['server'] * bper:.2f} ms),"
+          f" clients {play['clients'] * per:.2f} ms (bare {bare_play['clients'] * bper:.2f} ms),"
+          f" other programs (database, queue, kernel) {play['others'] * per:.2f} ms (bare {bare_play['others'] * bper:.2f} ms)"
           + (f"; PostgreSQL connections opened: {r['pg_sessions']}" if r["database"] == "PostgreSQL" else ""))
     ok = p99 < 100 and real["lost"] == 0 and real["out_of_order"] == 0 and p99 <= 2 * b99
     print(f"   target (p99 < 100 ms, 0 lost, 0 out of order, p99 within 2x bare): {'MET' if ok else 'NOT MET'}")
@@ -560,7 +596,9 @@ def report(r: dict[str, Any]) -> None:
                                    "rss_mb": round(r["rss"]), "bare_p50_ms": round(b50, 1), "bare_p99_ms": round(b99, 1),
                                    "ratio_p99": round(p99 / b99, 2), "steal_pct": round(r["steal_real"], 1), "think_s": r["think"],
                                    "others_cpu_pct": round(r["others_cpu"] * 100),
-                                   "bare_others_cpu_pct": round(r["bare_others_cpu"] * 100), "server": r["server"]}), flush=True)
+                                   "bare_others_cpu_pct": round(r["bare_others_cpu"] * 100), "server": r["server"],
+                                   "server_cpu_ms_per_cmd": round(play["server"] * per, 2), "bare_server_cpu_ms_per_cmd": round(bare_play["server"] * bper, 2)}),
+          flush=True)
 
 
 def main() -> int:
