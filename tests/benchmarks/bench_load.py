@@ -255,7 +255,7 @@ class TableRun:
         self.errors: list[str] = []
         self.final: dict[int, int] = {}
         self.first_v: dict[int, int] = {}
-        self.sample: dict[str, Any] | None = None
+        self.samples: list[dict[str, Any]] = []  # a spectator's first updates
         self.rng = random.Random(spec["index"])  # the same pauses in the board run and the bare run
 
     def on_update(self, k: int, payload: dict[str, Any]) -> None:
@@ -270,8 +270,8 @@ class TableRun:
         size = len(json.dumps(payload))
         self.bytes += size
         self.updates += 1
-        if k == CLIENTS_PER_TABLE - 1 and not self.bare:
-            self.sample = payload
+        if k == CLIENTS_PER_TABLE - 1 and not self.bare and len(self.samples) < 20:
+            self.samples.append(payload)  # spectators' updates: the bare run sends one of the average size
         self.progress.set()
 
     async def connect(self, sem: asyncio.Semaphore) -> None:
@@ -389,7 +389,7 @@ async def client_main(specs: list[dict[str, Any]], urls: list[str], bare: bool, 
         "error_count": sum(len(run.errors) for run in runs),
         "bytes": sum(run.bytes for run in runs),
         "updates": sum(run.updates for run in runs),
-        "sample": next((run.sample for run in runs if run.sample), None),
+        "samples": [p for run in runs for p in run.samples],
         "client_cpu": own_cpu(),
         "client_play_cpu": play_cpu,
     }
@@ -437,7 +437,7 @@ def drive(specs: list[dict[str, Any]], urls: list[str], *, bare: bool, size: int
     latencies = sorted(x for r in results for x in r["latencies"])
     merged = {key: sum(r[key] for r in results) for key in ("commands", "lost", "out_of_order", "error_count", "bytes", "updates", "client_cpu", "client_play_cpu")}
     merged["errors"] = [e for r in results for e in r["errors"]][:10]
-    merged["sample"] = next((r["sample"] for r in results if r.get("sample")), None)
+    merged["samples"] = [p for r in results for p in r.get("samples", [])]
     merged["latencies"] = latencies
     merged["late_start"] = max(0.0, time.monotonic() - start_at - seconds)
     merged["window"] = samples
@@ -519,8 +519,11 @@ def run_mode(args: argparse.Namespace, mode: str, tables: int) -> dict[str, Any]
         size = int(real["bytes"] / max(1, real["updates"]))
         # the bare broadcast: same process count, worker class and message queue
         bare_env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        if real["sample"] is not None and not args.pad:
-            sample = dict(real["sample"])
+        if real["samples"] and not args.pad:
+            # the largest real spectator update not above the run's average size (or the smallest)
+            sizes = sorted((len(json.dumps(p)), i) for i, p in enumerate(real["samples"]))
+            fitting = [i for n, i in sizes if n <= size]
+            sample = dict(real["samples"][fitting[-1] if fitting else sizes[0][1]])
             short = size - len(json.dumps(sample)) - len(', "pad": ""')
             if short > 0:  # brought to the average size of the run's updates (GM views are larger)
                 sample["pad"] = "x" * short
