@@ -13,13 +13,16 @@ both. Every table plays a Phantom's Bane duel continuously: its two seated playe
 command waits until all 17 clients of its table hold the update, then the next one goes out (after
 ``--think`` seconds, drawn between 0.5x and 1.5x; with a think time each table also waits its own
 first pause, so tables do not start in step). Clients are ``socketio.AsyncClient`` in several client
-processes, which pause their own garbage collector while they measure.
+processes, which pause their own garbage collector while they measure and read JSON with orjson.
 
 It prints commands per second, the end-to-end latency from sending a command to the last client of
 the table holding its update (p50, p99, max), lost and out-of-order updates (must be 0), the
 server's memory (RSS), the CPU steal of the machine during the run (from /proc/stat: rerun when it
-is high), and the same figures for a bare python-socketio server broadcasting a payload of the same
-average size to the same clients (same process count, same worker class), with the ratio.
+is high), the CPU per command of the servers, the clients and everything else (the database, Redis,
+the kernel) while the tables play, and the same figures for a bare python-socketio server
+broadcasting a payload of the same average size to the same clients (same process count, same
+worker class, same message queue), with the ratio. The bare payload is a real spectator update of
+the run, padded to the average size.
 """
 
 from __future__ import annotations
