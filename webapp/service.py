@@ -543,7 +543,7 @@ class BattleService:
                 # after the read, whether the write landed before the connection died).
                 battle = replace(recent, state=clone(recent.state))  # the rules may have this copy
                 try:
-                    result = self._apply(conn, battle, None, expected_v, msg_id, actor, declaration, step, prev_override)
+                    result = self._apply(conn, battle, None, msg_id, actor, declaration, step, prev_override)
                 except RulesError:
                     result = None
                 if result is None:
@@ -563,7 +563,7 @@ class BattleService:
                         battle.version,
                     )
                 # the state was decoded from the row just now: the rules may have this copy
-                result = self._apply(conn, battle, found.seat_ids, expected_v, msg_id, actor, declaration, step, prev_override)
+                result = self._apply(conn, battle, found.seat_ids, msg_id, actor, declaration, step, prev_override)
                 if result is None:
                     raise StaleVersion("another command was applied at the same moment; look again and retry", battle.version + 1)
             assert result.battle is not None
@@ -576,7 +576,6 @@ class BattleService:
         conn: Any,
         battle: BattleRecord,
         seat_ids: list[str] | None,
-        expected_v: int | None,
         msg_id: str | None,
         actor: str,
         declaration: dict[str, Any],
