@@ -385,13 +385,22 @@ def clone(value: Any) -> Any:
     >>> copied == state and copied["combatants"]["a"]["wounds"] is not state["combatants"]["a"]["wounds"]
     True
     """
+    kind = type(value)
+    # the common shapes by exact type, and scalars copied without a call of their own
+    if kind is dict:
+        return {key: item if type(item) in _SCALARS else clone(item) for key, item in value.items()}
+    if kind is list or kind is tuple:
+        return [item if type(item) in _SCALARS else clone(item) for item in value]
+    if kind in _SCALARS:
+        return value
     if isinstance(value, dict):
         return {key: clone(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [clone(item) for item in value]
-    if isinstance(value, tuple):
+    if isinstance(value, list | tuple):
         return [clone(item) for item in value]
     return value
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def public_combatant_fields(combatant: Mapping[str, Any], keys: Iterable[str]) -> dict[str, Any]:
