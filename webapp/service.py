@@ -590,6 +590,7 @@ class BattleService:
         status = new_state.get("status", battle.status)
         write = CommandWrite(
             battle_id=battle.id,
+            table_id=battle.table_id,
             current=current,
             new_version=new_version,
             state=new_state,
@@ -602,12 +603,13 @@ class BattleService:
             declaration=declaration,
             at=utcnow(),
         )
-        if not self._store.write(conn, write):
+        written = self._store.write(conn, write)
+        if written is None:
             return None
         after = BattleRecord(battle.id, battle.table_id, battle.system_id, new_version, new_state, battle.seed, status)
         return CommandResult(
             battle.id, battle.table_id, new_version, current, self._wire_events(new_version, events), battle=after,
-            seat_ids=seat_ids,
+            seat_ids=written.seat_ids if written.seat_ids is not None else seat_ids,
         )
 
     # --- the battles this process wrote last ------------------------------------------------

@@ -2,6 +2,8 @@
 
 Every accepted command reads its battle (and whether its message id was seen), then writes the new
 version with a compare-and-set, the snapshot, the events and the command record in one transaction.
+(A command on a battle its process wrote last skips the read: see :mod:`webapp.service`.) Both the
+read and the write bring the table's seats along, so the broadcast needs no query of its own.
 Three implementations with the same contract:
 
 * :class:`SqliteCommandStore`: Python's sqlite3 directly (SQLite runs in-process, so SQLAlchemy's
@@ -71,6 +73,7 @@ class CommandWrite:
     """Everything one accepted command writes."""
 
     battle_id: int
+    table_id: int
     current: int
     new_version: int
     state: dict[str, Any]
@@ -85,6 +88,15 @@ class CommandWrite:
 
     def event_rows(self) -> list[dict[str, Any]]:
         return event_rows(self.battle_id, self.new_version, self.events, self.at)
+
+
+@dataclass
+class Written:
+    """A command the store wrote, and what it read along."""
+
+    #: the public ids of the table's seats as the write found them (None where the store does not
+    #: read them along)
+    seat_ids: list[str] | None = None
 
 
 def event_rows(battle_id: int, version: int, events: list[dict[str, Any]], at: datetime) -> list[dict[str, Any]]:
@@ -159,8 +171,8 @@ class CoreCommandStore:
         seats = (row[8].split(",") if row[8] else []) if len(row) > 8 else None
         return BattleRead(BattleRecord(*row[:7]), row[7], seats)
 
-    def write(self, conn: Any, w: CommandWrite) -> bool:
-        """Write the command if the battle is still at ``w.current``; False (nothing written) if not."""
+    def write(self, conn: Any, w: CommandWrite) -> Written | None:
+        """Write the command if the battle is still at ``w.current``; None (nothing written) if not."""
         try:
             changed = conn.execute(
                 self._compare_and_set,
@@ -169,7 +181,7 @@ class CoreCommandStore:
             )
             if changed.rowcount != 1:
                 conn.rollback()
-                return False
+                return None
             conn.execute(
                 self._insert_snapshot,
                 {"battle_id": w.battle_id, "version": w.new_version, "state": w.state, "prev_version": w.prev_version,
@@ -186,8 +198,8 @@ class CoreCommandStore:
             conn.commit()
         except IntegrityError:  # the same version or message id, written by another process first
             conn.rollback()
-            return False
-        return True
+            return None
+        return Written()
 
     def seat_ids(self, table_id: int) -> list[str]:
         with self.engine.connect() as conn:
@@ -222,7 +234,7 @@ WITH cas AS (
            e.value -> 'payload', %(at)s
     FROM cas, json_array_elements(%(events)s) AS e(value)
 )
-SELECT count(*) FROM cas
+SELECT count(*), ARRAY(SELECT s.public_id FROM seat s WHERE s.table_id = %(table_id)s::integer ORDER BY s.id) FROM cas
 """
 
 _PG_SEAT_IDS = "SELECT public_id FROM seat WHERE table_id = %(table_id)s ORDER BY id"
@@ -270,7 +282,7 @@ class PostgresCommandStore(CoreCommandStore):
             return None
         return BattleRead(BattleRecord(*row[:7]), row[7], list(row[8]))
 
-    def write(self, conn: Any, w: CommandWrite) -> bool:
+    def write(self, conn: Any, w: CommandWrite) -> Written | None:
         Json = self._json
         events = [{"index": r["index"], "type": r["type"], "visibility": r["visibility"], "payload": r["payload"]}
                   for r in w.event_rows()]
@@ -278,16 +290,17 @@ class PostgresCommandStore(CoreCommandStore):
             "battle_id": w.battle_id, "current": w.current, "new_version": w.new_version, "state": Json(w.state),
             "status": w.status, "at": w.at, "prev_version": w.prev_version, "checkpoint": w.checkpoint,
             "msg_id": w.msg_id, "actor": w.actor, "declaration": Json(w.declaration), "events": Json(events),
+            "table_id": w.table_id,
         }
         try:
             row = conn.pg.execute(_PG_WRITE, params).fetchone()
         except self._psycopg.IntegrityError:
-            return False
+            return None
         except self._psycopg.OperationalError:
             if conn.pg.broken:  # the caller may read again: that takes a fresh connection
                 raise DatabaseUnavailable() from None
             raise
-        return bool(row and row[0] == 1)
+        return Written(list(row[1])) if row and row[0] == 1 else None
 
     def seat_ids(self, table_id: int) -> list[str]:
         with self.connection() as conn:
@@ -332,6 +345,7 @@ SELECT b.id, b.table_id, b.system_id, b.version, b.state, b.seed, b.status,
        (SELECT group_concat(public_id) FROM (SELECT s.public_id FROM seat s WHERE s.table_id = b.table_id ORDER BY s.id))
 FROM battle b WHERE b.id = ?
 """
+_SQLITE_SEAT_IDS = "SELECT public_id FROM seat WHERE table_id = ? ORDER BY id"
 _SQLITE_CAS = "UPDATE battle SET version = ?, state = ?, status = ?, updated_at = ? WHERE id = ? AND version = ?"
 _SQLITE_SNAPSHOT = "INSERT INTO battle_snapshot (battle_id, version, state, prev_version, checkpoint) VALUES (?, ?, ?, ?, ?)"
 _SQLITE_EVENT = (
@@ -370,13 +384,13 @@ class SqliteCommandStore(CoreCommandStore):
         seats = row[8].split(",") if row[8] else []
         return BattleRead(BattleRecord(row[0], row[1], row[2], row[3], wire.loads(row[4]), row[5], row[6]), row[7], seats)
 
-    def write(self, conn: Any, w: CommandWrite) -> bool:
+    def write(self, conn: Any, w: CommandWrite) -> Written | None:
         state, at = wire.dumps(w.state), _sqlite_time(w.at)
         try:
             changed = conn.execute(_SQLITE_CAS, (w.new_version, state, w.status, at, w.battle_id, w.current))
             if changed.rowcount != 1:
                 conn.rollback()
-                return False
+                return None
             conn.execute(_SQLITE_SNAPSHOT, (w.battle_id, w.new_version, state, w.prev_version, int(w.checkpoint)))
             rows = w.event_rows()
             if rows:
@@ -386,11 +400,12 @@ class SqliteCommandStore(CoreCommandStore):
                      for r in rows],
                 )
             conn.execute(_SQLITE_COMMAND, (w.battle_id, w.new_version, w.msg_id, w.actor, wire.dumps(w.declaration), at))
+            seats = [row[0] for row in conn.execute(_SQLITE_SEAT_IDS, (w.table_id,))]  # inside the transaction
             conn.commit()
         except sqlite3.IntegrityError:  # the same version or message id, written first elsewhere
             conn.rollback()
-            return False
-        return True
+            return None
+        return Written(seats)
 
 
 def command_store(engine: Engine) -> CoreCommandStore:

@@ -42,6 +42,7 @@ def _write(table: Table, current: int, msg_id: str, events: list[dict[str, Any]]
     state = dict(table.state, marker=f"after {msg_id}")
     return CommandWrite(
         battle_id=table.battle_id or 0,
+        table_id=table.table.id,
         current=current,
         new_version=current + 1,
         state=state,
@@ -229,3 +230,26 @@ def test_a_dead_pooled_connection_under_a_remembered_battle_is_replaced(pg_admin
         assert table.state["turn"] == 2
     finally:
         app.extensions["battleboard"].service.engine.dispose()
+
+
+def test_the_write_reads_the_seats_along(table: Table) -> None:
+    store, current = table.service._store, table.version
+    with store.connection() as conn:
+        written = store.write(conn, _write(table, current, "seats"))
+    assert written is not None
+    if isinstance(store, SqliteCommandStore | PostgresCommandStore):
+        assert written.seat_ids == [table.seat_a.public_id, table.seat_b.public_id]
+    else:
+        assert written.seat_ids is None  # the broadcaster's short seat cache covers it
+
+
+def test_a_seat_that_joined_elsewhere_is_in_the_next_update_without_a_read(table: Table) -> None:
+    from webapp.service import BattleService
+
+    here = table.service
+    first = _choose(here, table, table.seat_a.public_id, "jharek", "seat-1", table.version)  # here remembers the battle
+    there = BattleService(here.engine, command_engine=here._store.engine)
+    _, newcomer = there.join(table.table.join_code, "Carol")
+    second = _choose(here, table, table.seat_b.public_id, "monster", "seat-2", first.version)
+    if isinstance(here._store, SqliteCommandStore | PostgresCommandStore):
+        assert second.seat_ids is not None and newcomer.public_id in second.seat_ids
