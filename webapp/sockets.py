@@ -66,9 +66,11 @@ class Hub:
         self._guard = threading.Lock()
 
     # --- payloads ---------------------------------------------------------------------------
-    def table_payload(self, table: GameTable, viewer: Viewer) -> dict[str, Any]:
+    def table_payload(self, table: GameTable, viewer: Viewer, seats: list[Seat] | None = None) -> dict[str, Any]:
+        """What a viewer's page shows of the table itself (``seats``: the table's, if already read)."""
         system = get_system(table.system_id)
-        seats = self.service.seats(table.id)
+        if seats is None:
+            seats = self.service.seats(table.id)
         payload: dict[str, Any] = {
             "slug": table.slug,
             "name": table.name,
@@ -155,18 +157,24 @@ class Hub:
                     break
             else:
                 groups.append((payload, [room]))
-        emits = [("update", payload, rooms[0] if len(rooms) == 1 else rooms) for payload, rooms in groups]
+        self._emit_all([("update", payload, rooms[0] if len(rooms) == 1 else rooms) for payload, rooms in groups])
+
+    def broadcast_table(self, table_id: int) -> None:
+        """Send every room of a table its view of the table (after a lineup, an option or a battle
+        changed): the seats read once for all of them, one queue message for all the rooms."""
+        table = self.service.table(table_id=table_id)
+        seats = self.service.seats(table_id)
+        viewers = self.viewers_of(table_id, [seat.public_id for seat in seats])
+        self._emit_all([("table", self.table_payload(table, viewer, seats), room_of(table_id, viewer)) for viewer in viewers])
+
+    @staticmethod
+    def _emit_all(emits: list[tuple[str, dict[str, Any], str | list[str]]]) -> None:
         manager = socketio.server.manager
         if isinstance(manager, BoardRedisManager):
             manager.emit_many(emits)  # one queue message for all the rooms
         else:
             for event, payload, to in emits:
                 socketio.emit(event, payload, to=to)
-
-    def broadcast_table(self, table_id: int) -> None:
-        table = self.service.table(table_id=table_id)
-        for viewer in self.viewers_of(table_id):
-            socketio.emit("table", self.table_payload(table, viewer), to=room_of(table_id, viewer))
 
     def install_dispatch(self) -> None:
         """Register the client events with this app's python-socketio server (after ``init_app``).

@@ -279,6 +279,7 @@ class TableRun:
         self.bytes = 0
         self.updates = 0
         self.commands = 0
+        self.restarts = 0  # duels that ended and were restarted by the GM
         self.errors: list[str] = []
         self.final: dict[int, int] = {}
         self.first_v: dict[int, int] = {}
@@ -360,6 +361,7 @@ class TableRun:
                 else:
                     self.latencies.append(done - sent)
             elif "ended" in str(ack.get("error", "")):
+                self.restarts += 1
                 restarted = await gm.call("battle_restart", {}, timeout=15)
                 if not restarted.get("ok"):
                     self.errors.append(str(restarted))
@@ -410,6 +412,7 @@ async def client_main(specs: list[dict[str, Any]], urls: list[str], bare: bool, 
     result = {
         "latencies": [x for run in runs for x in run.latencies],
         "commands": sum(run.commands for run in runs),
+        "restarts": sum(run.restarts for run in runs),
         "lost": sum(run.lost() for run in runs),
         "out_of_order": sum(run.out_of_order for run in runs),
         "errors": [e for run in runs for e in run.errors][:20],
@@ -462,7 +465,7 @@ def drive(specs: list[dict[str, Any]], urls: list[str], *, bare: bool, size: int
     if crashes:
         raise RuntimeError(f"a client process failed: {crashes}")
     latencies = sorted(x for r in results for x in r["latencies"])
-    merged = {key: sum(r[key] for r in results) for key in ("commands", "lost", "out_of_order", "error_count", "bytes", "updates", "client_cpu", "client_play_cpu")}
+    merged = {key: sum(r[key] for r in results) for key in ("commands", "restarts", "lost", "out_of_order", "error_count", "bytes", "updates", "client_cpu", "client_play_cpu")}
     merged["errors"] = [e for r in results for e in r["errors"]][:10]
     merged["samples"] = [p for r in results for p in r.get("samples", [])]
     merged["latencies"] = latencies
@@ -602,7 +605,7 @@ def report(r: dict[str, Any]) -> None:
     print()
     print(f"== {r['mode']}: {r['tables']} tables, {r['clients']} clients, {r['seconds']} s, think {r['think']} s, server {r['server']},"
           f" {r['database']}{' + Redis' if r['queue'] else ''}")
-    print(f"   commands: {real['commands']} ({real['commands'] / r['seconds']:.1f}/s)   update payload ~{r['size']} bytes")
+    print(f"   commands: {real['commands']} ({real['commands'] / r['seconds']:.1f}/s), duels restarted: {real['restarts']}   update payload ~{r['size']} bytes")
     print(f"   latency command -> last client's update: p50 {p50:.1f} ms  p99 {p99:.1f} ms  max {max(rl, default=0) * 1000:.1f} ms")
     print(f"   lost updates: {real['lost']}   out of order: {real['out_of_order']}   client-side errors: {real['error_count']} {real['errors'][:3]}")
     print(f"   server: RSS {r['rss']:.0f} MB, CPU {r['server_cpu'] * 100:.0f}% of one core, tracebacks in log: {r['server_errors']}")

@@ -427,3 +427,24 @@ def test_every_seat_gets_its_own_projection_and_idle_seats_share_one(duel: Table
         own = real_project(battle, Viewer.player(seat.public_id), [])
         assert update["view"] == own["view"] == seen["spectator"]["view"]
         assert update["events"] == seen["spectator"]["events"]
+
+
+def test_a_restart_sends_every_room_its_own_table_view(duel: Table, monkeypatch: Any) -> None:
+    hub = duel.app.extensions["battleboard"]
+    gm, alice, bob, spectator = duel.gm(), duel.alice(), duel.bob(), duel.spectator()
+    for c in (gm, alice, bob, spectator):
+        c.get_received()
+    queries: list[int] = []
+    real_seats = hub.service.seats
+    monkeypatch.setattr(hub.service, "seats", lambda table_id: queries.append(table_id) or real_seats(table_id))
+    assert gm.emit("battle_restart", {}, callback=True)["ok"]
+    assert len(queries) == 1, "the seats are read once for every room"
+    monkeypatch.undo()
+    for client in (gm, alice, bob, spectator):
+        tables = [m["args"][0] for m in client.get_received() if m["name"] == "table"]
+        assert len(tables) == 1
+        assert tables[0] == client.emit("sync", {}, callback=True)["table"]
+    gm_view = gm.emit("sync", {}, callback=True)["table"]
+    alice_view = alice.emit("sync", {}, callback=True)["table"]
+    assert gm_view["role"] == "gm" and "join_code" in gm_view
+    assert alice_view["seat"]["id"] == duel.seat_a.public_id and "join_code" not in alice_view
