@@ -77,8 +77,7 @@ class BoardRedisManager(socketio.RedisManager):
     A command's update goes to several rooms with different payloads (the GM, each seat, the
     spectators). Sent one by one, that is one Redis message per room, each published, then read and
     decoded by every process; :meth:`emit_many` publishes them as one message, which every process
-    (the others through Redis, published first, and this one at once) fans out to its own rooms in
-    order."""
+    (this one at once, the others through Redis) fans out to its own rooms in order."""
 
     def __init__(self, url: str, channel: str) -> None:
         super().__init__(url, channel=channel, write_only=False, json=QueueJson)
@@ -116,9 +115,8 @@ class BoardRedisManager(socketio.RedisManager):
             "skip_sid": None,
             "callback": None,
         }
-        # the other processes' rooms first: their way is the longer one (Redis, then their own loop)
-        self._publish(message)
-        self._handle_emit(message)  # this process's rooms
+        self._handle_emit(message)  # this process's rooms now
+        self._publish(message)  # the other processes' rooms
 
     def _handle_emit(self, message: dict[str, Any]) -> None:
         batch = message.get("batch")
