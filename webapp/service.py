@@ -115,8 +115,6 @@ class CommandResult:
 Broadcaster = Callable[[CommandResult], None]
 
 
-
-
 def _token() -> str:
     return secrets.token_urlsafe(24)
 

@@ -35,8 +35,12 @@ def dumps(obj: Any, **_: Any) -> str:
 
 
 def loads(text: str | bytes) -> Any:
-    """Read JSON the board wrote itself (the database)."""
-    return orjson.loads(text)
+    """Read JSON the board wrote itself (the database, the queue between its processes): orjson, or
+    the standard library for what :func:`dumps` wrote through it (integers beyond 64 bits)."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
 
 
 class PacketJson:
@@ -56,19 +60,11 @@ class BoardPacket(packet.Packet):
     json = PacketJson
 
 
-def queue_loads(text: str | bytes) -> Any:
-    """Read a message of the queue: orjson, or the standard library for what orjson refuses."""
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return json.loads(text)
-
-
 class QueueJson:
     """The ``json`` of messages between the board's own server processes (orjson both ways)."""
 
     dumps = staticmethod(dumps)
-    loads = staticmethod(queue_loads)
+    loads = staticmethod(loads)
 
 
 class BoardRedisManager(socketio.RedisManager):

@@ -469,7 +469,6 @@ def drive(specs: list[dict[str, Any]], urls: list[str], *, bare: bool, size: int
     merged["errors"] = [e for r in results for e in r["errors"]][:10]
     merged["samples"] = [p for r in results for p in r.get("samples", [])]
     merged["latencies"] = latencies
-    merged["late_start"] = max(0.0, time.monotonic() - start_at - seconds)
     merged["window"] = samples
     return merged
 
@@ -508,6 +507,10 @@ def run_mode(args: argparse.Namespace, mode: str, tables: int) -> dict[str, Any]
     database_url = f"sqlite:///{work / 'battleboard.sqlite3'}"
     pg_name = None
     servers: list[Server] = []
+
+    def cpu_sample() -> tuple[list[int], float]:
+        """The machine's CPU times and the CPU seconds of the servers running now."""
+        return cpu_times(), sum(cpu_seconds(s.proc.pid) for s in servers)
     try:
         if mode == "cluster" or args.single_db == "postgresql":
             import psycopg
@@ -532,14 +535,14 @@ def run_mode(args: argparse.Namespace, mode: str, tables: int) -> dict[str, Any]
                 servers.append(gunicorn("webapp.wsgi:app", env, work / f"server{k}.log"))
         urls = [s.url for s in servers]
         load0 = Path("/proc/loadavg").read_text().split()[0]
-        steal0, cpu0 = cpu_times(), sum(cpu_seconds(s.proc.pid) for s in servers)
+        steal0, cpu0 = cpu_sample()
         t0 = time.monotonic()
         sessions0 = pg_sessions(pg_admin, pg_name)
         real = drive(specs, urls, bare=False, size=0, seconds=args.seconds, think=args.think, procs=args.client_procs,
-                     sample=lambda: (cpu_times(), sum(cpu_seconds(s.proc.pid) for s in servers)))
+                     sample=cpu_sample)
         wall = time.monotonic() - t0
         sessions = pg_sessions(pg_admin, pg_name) - sessions0
-        steal1, cpu1 = cpu_times(), sum(cpu_seconds(s.proc.pid) for s in servers)
+        steal1, cpu1 = cpu_sample()
         others = busy_seconds(steal0, steal1) - (cpu1 - cpu0) - real["client_cpu"]
         rss = sum(rss_mb(s.proc.pid) for s in servers)
         server_errors = sum(s.log.read_text().count("Traceback") for s in servers)
@@ -563,13 +566,13 @@ def run_mode(args: argparse.Namespace, mode: str, tables: int) -> dict[str, Any]
             bare_env.update(BENCH_BARE_REDIS=args.redis, BENCH_BARE_CHANNEL=channel + "-bare")
         for k in range(count):
             servers.append(gunicorn("bench_load:bare_app()", bare_env, work / f"bare{k}.log", ["--pythonpath", str(Path(__file__).parent)]))
-        bare_cpu0 = sum(cpu_seconds(s.proc.pid) for s in servers)
+        bare_cpu0 = cpu_sample()[1]
         t1 = time.monotonic()
         bare = drive(specs, [s.url for s in servers], bare=True, size=size, seconds=args.seconds, think=args.think, procs=args.client_procs,
-                     sample=lambda: (cpu_times(), sum(cpu_seconds(s.proc.pid) for s in servers)))
+                     sample=cpu_sample)
         bare_wall = time.monotonic() - t1
-        steal2 = cpu_times()
-        bare_server_cpu = sum(cpu_seconds(s.proc.pid) for s in servers) - bare_cpu0
+        steal2, bare_cpu1 = cpu_sample()
+        bare_server_cpu = bare_cpu1 - bare_cpu0
         bare_others = busy_seconds(steal1, steal2) - bare_server_cpu - bare["client_cpu"]
         for s in servers:
             s.stop()
