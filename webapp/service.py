@@ -25,7 +25,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from sqlalchemy import insert
@@ -67,6 +67,10 @@ SYNC_EVENT_LIMIT = 300
 #: how many battles a process keeps as its own last command left them (a command on one of them
 #: needs no read of the database first)
 RECENT_BATTLES = 512
+
+
+#: a battle record's fields in order, as another process sends it (see BattleService.learn_battle)
+_RECORD_FIELDS = tuple(f.name for f in fields(BattleRecord))
 
 
 class NotFound(RulesError):
@@ -615,14 +619,42 @@ class BattleService:
         with self._recent_guard:
             return self._recent.get(battle_id)
 
-    def _remember_battle(self, battle: BattleRecord) -> None:
+    def _remember_battle(self, battle: BattleRecord, *, only_newer: bool = False) -> bool:
         """Keep the battle as this process's command left it (its state is not changed afterwards:
-        projections only read it, and the next command applies to a copy)."""
+        projections only read it, and the next command applies to a copy). ``only_newer``: keep it
+        only if no version as new is kept already; True if it was kept."""
         with self._recent_guard:
+            known = self._recent.get(battle.id)
+            if only_newer and known is not None and known.version >= battle.version:
+                return False
             self._recent.pop(battle.id, None)
             self._recent[battle.id] = battle
             while len(self._recent) > RECENT_BATTLES:
                 del self._recent[next(iter(self._recent))]
+        return True
+
+    def learn_battle(self, sent: Mapping[str, Any]) -> bool:
+        """Keep a battle as another process's command left it: its update came through the message
+        queue, after that process's write was committed. The next command here then needs no read
+        either (the compare-and-set still decides: a version this process has not seen yet refuses
+        the write and the command reads). An older version than the one kept is ignored, and so is a
+        message that does not have the shape :meth:`battle_fields` gives; True if it was kept."""
+        try:
+            battle = BattleRecord(*(sent[name] for name in _RECORD_FIELDS))
+        except (KeyError, TypeError):
+            return False
+        if not (
+            all(type(getattr(battle, name)) is int for name in ("id", "table_id", "version"))
+            and all(type(getattr(battle, name)) is str for name in ("system_id", "seed", "status"))
+            and type(battle.state) is dict
+        ):
+            return False
+        return self._remember_battle(battle, only_newer=True)
+
+    @staticmethod
+    def battle_fields(battle: BattleRecord) -> dict[str, Any]:
+        """A battle as :meth:`learn_battle` takes it from another process (JSON-shaped, shallow)."""
+        return {name: getattr(battle, name) for name in _RECORD_FIELDS}
 
     def _forget_battle(self, battle_id: int) -> None:
         with self._recent_guard:

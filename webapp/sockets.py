@@ -32,6 +32,7 @@ from .app import socketio
 from .config import Config
 from .models import GameTable, Seat
 from .service import BattleService, CommandResult, StaleVersion
+from .store import BattleRecord
 from .wire import BoardRedisManager
 
 log = logging.getLogger("battleboard")
@@ -157,7 +158,10 @@ class Hub:
                     break
             else:
                 groups.append((payload, [room]))
-        self._emit_all([("update", payload, rooms[0] if len(rooms) == 1 else rooms) for payload, rooms in groups])
+        # the other processes keep the battle as this command left it, so that their next command
+        # on it needs no read (the compare-and-set still decides)
+        sent = self.service.battle_fields(battle) if isinstance(battle, BattleRecord) else None
+        self._emit_all([("update", payload, rooms[0] if len(rooms) == 1 else rooms) for payload, rooms in groups], battle=sent)
 
     def broadcast_table(self, table_id: int) -> None:
         """Send every room of a table its view of the table (after a lineup, an option or a battle
@@ -168,10 +172,10 @@ class Hub:
         self._emit_all([("table", self.table_payload(table, viewer, seats), room_of(table_id, viewer)) for viewer in viewers])
 
     @staticmethod
-    def _emit_all(emits: list[tuple[str, dict[str, Any], str | list[str]]]) -> None:
+    def _emit_all(emits: list[tuple[str, dict[str, Any], str | list[str]]], battle: dict[str, Any] | None = None) -> None:
         manager = socketio.server.manager
         if isinstance(manager, BoardRedisManager):
-            manager.emit_many(emits)  # one queue message for all the rooms
+            manager.emit_many(emits, battle=battle)  # one queue message for all the rooms
         else:
             for event, payload, to in emits:
                 socketio.emit(event, payload, to=to)
@@ -182,6 +186,8 @@ class Hub:
         context for every event, which no event handler uses and which cost about a third of a
         declaration's handling. Connect and disconnect keep Flask-SocketIO's handlers."""
         server = socketio.server
+        if isinstance(server.manager, BoardRedisManager):
+            server.manager.on_peer_battle = self.service.learn_battle
         for name, (fn, gm_only) in EVENT_HANDLERS.items():
             server.on(name, partial(self._dispatch, name, fn, gm_only), namespace="/")
 

@@ -10,6 +10,8 @@ bits, which a client can send inside a declaration) and as the reader of everyth
 from __future__ import annotations
 
 import json
+import logging
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -18,6 +20,7 @@ from engineio import packet as eio_packet
 from socketio import packet
 
 _OPTIONS = orjson.OPT_NON_STR_KEYS
+log = logging.getLogger("battleboard")
 
 
 def dumps(obj: Any, **_: Any) -> str:
@@ -79,6 +82,9 @@ class BoardRedisManager(socketio.RedisManager):
         super().__init__(url, channel=channel, write_only=False, json=QueueJson)
         # how this process's own batches begin on the wire (``host_id`` is their first key)
         self._own_batch = b'{"host_id":"' + self.host_id.encode() + b'"'
+        #: called with the ``battle`` another process sent along with its batch, before its rooms here
+        #: get the batch (the battle as that process's command left it; see BattleService.learn_battle)
+        self.on_peer_battle: Callable[[dict[str, Any]], Any] | None = None
 
     def set_server(self, server: Any) -> None:
         super().set_server(server)
@@ -92,7 +98,7 @@ class BoardRedisManager(socketio.RedisManager):
                 continue
             yield message
 
-    def emit_many(self, emits: list[tuple[str, Any, str | list[str]]], namespace: str = "/") -> None:
+    def emit_many(self, emits: list[tuple[str, Any, str | list[str]]], namespace: str = "/", battle: dict[str, Any] | None = None) -> None:
         # each payload is encoded once, here, as its Socket.IO packet: no process decodes and
         # re-encodes it on the way to its sockets
         batch = [
@@ -110,6 +116,8 @@ class BoardRedisManager(socketio.RedisManager):
             "room": None,
             "skip_sid": None,
             "callback": None,
+            # for the other processes only: never part of a packet, so it reaches no client
+            "battle": battle,
         }
         self._handle_emit(message)  # this process's rooms now
         self._publish(message)  # the other processes' rooms
@@ -119,6 +127,12 @@ class BoardRedisManager(socketio.RedisManager):
         if batch is None:
             super()._handle_emit(message)
             return
+        battle = message.get("battle")
+        if battle is not None and self.on_peer_battle is not None and message.get("host_id") != self.host_id:
+            try:
+                self.on_peer_battle(battle)  # before the clients here see the update and answer it
+            except Exception:  # a cache only: the batch must still go out
+                log.exception("could not keep the battle another process sent")
         namespace = message.get("namespace") or "/"
         if namespace not in self.rooms:
             return

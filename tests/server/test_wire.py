@@ -72,6 +72,40 @@ def test_the_queue_drops_a_process_own_batches_undecoded(monkeypatch: Any) -> No
     assert wire.loads(heard[0])["batch"][0]["room"] == "t1:spectators"
 
 
+def test_a_peer_battle_is_kept_before_its_batch_reaches_the_rooms_and_never_in_a_packet() -> None:
+    """Another process's batch carries the battle as its command left it: this process keeps it
+    (its next command on that battle needs no read), then sends the packets, which hold only the
+    projections. A process's own batch is not handed back to it."""
+    order: list[tuple[str, Any]] = []
+    manager = wire.BoardRedisManager("redis://127.0.0.1:6379/0", "test-peer-battle")
+    peer = wire.BoardRedisManager("redis://127.0.0.1:6379/0", "test-peer-battle")
+    manager.set_server(SimpleNamespace(packet_class=wire.BoardPacket, eio=SimpleNamespace(generate_id=lambda: "sid-1"),
+                                       _send_eio_packet=lambda eio_sid, pkt: order.append(("packet", pkt.data))))
+    peer.set_server(SimpleNamespace(packet_class=wire.BoardPacket, _send_eio_packet=lambda eio_sid, pkt: None))
+    manager.on_peer_battle = lambda battle: order.append(("battle", battle))
+    sid = manager.connect("eio-1", "/")
+    manager.basic_enter_room(sid, "/", "t1:spectators")
+    battle = {"id": 7, "table_id": 1, "system_id": "phantoms-bane", "version": 4, "state": {"secret": "attack"}, "seed": "s33d", "status": "active"}
+    sent: list[dict[str, Any]] = []
+    peer._publish = lambda data: sent.append(wire.loads(wire.dumps(data)))  # type: ignore[method-assign]
+    peer.emit_many([("update", {"v": 4}, "t1:spectators")], battle=battle)
+    manager._handle_emit(sent[0])  # as the listener hands it over
+    assert [kind for kind, _ in order] == ["battle", "packet"]
+    assert order[0][1] == battle
+    packet_text = order[1][1]
+    assert '"v":4' in packet_text and "s33d" not in packet_text and "secret" not in packet_text
+    # this process's own batch reaches its rooms at once and is not taken as a peer's battle
+    order.clear()
+    manager._publish = lambda data: None  # type: ignore[method-assign]
+    manager.emit_many([("update", {"v": 5}, "t1:spectators")], battle={**battle, "version": 5})
+    assert [kind for kind, _ in order] == ["packet"]
+    # a failing keeper does not stop the batch
+    manager.on_peer_battle = lambda battle: 1 / 0
+    order.clear()
+    manager._handle_emit(sent[0])
+    assert [kind for kind, _ in order] == ["packet"]
+
+
 def test_the_app_sends_board_packets(duel: Table) -> None:
     assert socketio.server.packet_class is wire.BoardPacket
 

@@ -253,3 +253,37 @@ def test_a_seat_that_joined_elsewhere_is_in_the_next_update_without_a_read(table
     second = _choose(here, table, table.seat_b.public_id, "monster", "seat-2", first.version)
     if isinstance(here._store, SqliteCommandStore | PostgresCommandStore):
         assert second.seat_ids is not None and newcomer.public_id in second.seat_ids
+
+
+def test_a_battle_another_process_sent_along_needs_no_read(table: Table, monkeypatch: Any) -> None:
+    """A command's update carries the battle through the message queue: the process that gets it
+    applies its own next command to that version without reading it, and the compare-and-set still
+    catches a version it has not been sent."""
+    from webapp import wire
+    from webapp.service import BattleService
+
+    here = table.service
+    there = BattleService(here.engine, command_engine=here._store.engine)
+    alice, bob = table.seat_a.public_id, table.seat_b.public_id
+    reads: list[int] = []
+    real_read = here._store.read
+    monkeypatch.setattr(here._store, "read", lambda conn, battle_id, msg_id: reads.append(battle_id) or real_read(conn, battle_id, msg_id))
+
+    def queue(result: Any) -> dict[str, Any]:  # as the other process's message reaches this one
+        return wire.loads(wire.dumps(there.battle_fields(result.battle)))
+
+    start = table.version
+    first = _choose(there, table, alice, "jharek", "there-1", start)
+    assert here.learn_battle(queue(first))
+    second = _choose(here, table, bob, "monster", "here-1", first.version)
+    assert reads == [], "the battle came with the other process's update"
+    assert second.version == start + 2 and table.state["turn"] == 2, "both choices applied: the turn resolved"
+    # an older version sent late does not replace the newer one this process wrote
+    assert not here.learn_battle(queue(first))
+    third = _choose(there, table, alice, "jharek", "there-2", second.version)
+    # the update of `third` never arrives here: the remembered version is refused, and read again
+    fourth = _choose(here, table, bob, "monster", "here-2")
+    assert reads == [table.battle_id] and fourth.version == third.version + 1 and table.state["turn"] == 3
+    # a message without a battle's shape is ignored
+    for broken in ({}, {**queue(third), "state": None}, {**queue(third), "version": "9"}, {**queue(third), "id": None}):
+        assert not here.learn_battle(broken)
