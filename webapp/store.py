@@ -207,7 +207,7 @@ class CoreCommandStore:
 
 
 _PG_READ = """
-SELECT b.id, b.table_id, b.system_id, b.version, b.state, b.seed, b.status,
+SELECT b.id, b.table_id, b.system_id, b.version, b.state::text, b.seed, b.status,
        (SELECT c.version FROM battle_command c WHERE c.battle_id = b.id AND c.msg_id = %(msg_id)s::varchar),
        ARRAY(SELECT s.public_id FROM seat s WHERE s.table_id = b.table_id ORDER BY s.id)
 FROM battle b WHERE b.id = %(battle_id)s
@@ -280,10 +280,12 @@ class PostgresCommandStore(CoreCommandStore):
             row = conn.pg.execute(_PG_READ, params).fetchone()
         if row is None:
             return None
-        return BattleRead(BattleRecord(*row[:7]), row[7], list(row[8]))
+        battle = BattleRecord(row[0], row[1], row[2], row[3], wire.loads(row[4]), row[5], row[6])  # the state read by orjson
+        return BattleRead(battle, row[7], list(row[8]))
 
     def write(self, conn: Any, w: CommandWrite) -> Written | None:
-        Json = self._json
+        def Json(value: Any) -> Any:  # noqa: N802 - psycopg's JSON wrapper, written by orjson
+            return self._json(value, dumps=wire.dumps_bytes)
         events = [{"index": r["index"], "type": r["type"], "visibility": r["visibility"], "payload": r["payload"]}
                   for r in w.event_rows()]
         params = {
