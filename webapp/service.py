@@ -64,8 +64,8 @@ JOIN_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 MSG_ID_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
 #: how many events a (re)connecting client gets at most; older ones are summarised by the view
 SYNC_EVENT_LIMIT = 300
-#: how many battles a process keeps as its own last command left them (a command on one of them
-#: needs no read of the database first)
+#: how many battles a process keeps as the last command it knows of left them (its own, or another
+#: process's sent through the message queue): a command on one of them needs no read first
 RECENT_BATTLES = 512
 
 
@@ -537,8 +537,8 @@ class BattleService:
             result = None
             recent = self._recent_battle(battle_id) if msg_id is not None else None
             if recent is not None and expected_v in (None, recent.version) and table_id in (None, recent.table_id):
-                # This process wrote the last version of the battle it knows of: apply to that without
-                # reading it back. When another process has moved the battle on, or this message was
+                # This process knows the last version of the battle (it wrote it, or another process
+                # sent it along with its update): apply to that without reading it. When another process has moved the battle on, or this message was
                 # applied already, the compare-and-set or the message id refuses the write, and the
                 # command goes the long way below, from a fresh read. So does a refusal by the rules
                 # (it may come from the old state) and a dead connection (the message id tells,
@@ -614,7 +614,7 @@ class BattleService:
             seat_ids=written.seat_ids if written.seat_ids is not None else seat_ids,
         )
 
-    # --- the battles this process wrote last ------------------------------------------------
+    # --- the battles as the last command this process knows of left them --------------------
     def _recent_battle(self, battle_id: int) -> BattleRecord | None:
         with self._recent_guard:
             return self._recent.get(battle_id)

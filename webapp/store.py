@@ -2,8 +2,9 @@
 
 Every accepted command reads its battle (and whether its message id was seen), then writes the new
 version with a compare-and-set, the snapshot, the events and the command record in one transaction.
-(A command on a battle its process wrote last skips the read: see :mod:`webapp.service`.) Both the
-read and the write bring the table's seats along, so the broadcast needs no query of its own.
+(A command on a battle whose last version its process knows skips the read: see
+:mod:`webapp.service`.) Both the read and the write bring the table's seats along, so the broadcast
+needs no query of its own.
 Three implementations with the same contract:
 
 * :class:`SqliteCommandStore`: Python's sqlite3 directly (SQLite runs in-process, so SQLAlchemy's
