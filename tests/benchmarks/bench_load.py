@@ -21,7 +21,8 @@ server's memory (RSS), the CPU steal of the machine during the run (from /proc/s
 is high), the CPU per command of the servers, the clients and everything else (the database, Redis,
 the kernel) while the tables play, and the same figures for a bare python-socketio server
 broadcasting a payload of the same average size to the same clients (same process count, same
-worker class, same message queue), with the ratio. The bare payload is a real spectator update of
+server stack: gunicorn gevent, or python-socketio's threading mode on Werkzeug against the embedded
+server; same message queue), with the ratio. The bare payload is a real spectator update of
 the run, padded to the average size.
 """
 
@@ -57,13 +58,13 @@ CLIENTS_PER_TABLE = 1 + PLAYERS + SPECTATORS
 # --- the bare python-socketio server (for the comparison) ----------------------------------------
 
 
-def bare_app() -> Any:
+def bare_app(async_mode: str = "gevent") -> Any:
     """A bare python-socketio app: clients join their table's room, ``cmd`` broadcasts a padded update."""
     import socketio
 
     queue = os.environ.get("BENCH_BARE_REDIS")
     manager = socketio.RedisManager(queue, channel=os.environ["BENCH_BARE_CHANNEL"]) if queue else None
-    sio = socketio.Server(async_mode="gevent", client_manager=manager, cors_allowed_origins="*", logger=False, engineio_logger=False)
+    sio = socketio.Server(async_mode=async_mode, client_manager=manager, cors_allowed_origins="*", logger=False, engineio_logger=False)
     pads: dict[int, str] = {}
     sample_file = os.environ.get("BENCH_BARE_PAYLOAD")
     sample = json.loads(Path(sample_file).read_text()) if sample_file else None
@@ -88,6 +89,14 @@ def bare_app() -> Any:
         return [b'{"ok": true}']
 
     return socketio.WSGIApp(sio, app)
+
+
+def serve_bare_threading(port: int) -> None:
+    """The bare app on the embedded board's stack: python-socketio's threading mode on Werkzeug's
+    threaded server, as ``battleboard serve`` runs (Flask-SocketIO's ``run`` in threading mode)."""
+    from werkzeug.serving import run_simple
+
+    run_simple("127.0.0.1", port, bare_app("threading"), threaded=True, use_reloader=False)
 
 
 # --- machine figures ---------------------------------------------------------------------------
@@ -550,7 +559,7 @@ def run_mode(args: argparse.Namespace, mode: str, tables: int) -> dict[str, Any]
             s.stop()
         servers = []
         size = int(real["bytes"] / max(1, real["updates"]))
-        # the bare broadcast: same process count, worker class and message queue
+        # the bare broadcast: same process count, server stack and message queue
         bare_env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         if real["samples"] and not args.pad:
             # the largest real spectator update not above the run's average size (or the smallest)
@@ -565,7 +574,12 @@ def run_mode(args: argparse.Namespace, mode: str, tables: int) -> dict[str, Any]
         if mode == "cluster":  # the same message queue between the two bare processes
             bare_env.update(BENCH_BARE_REDIS=args.redis, BENCH_BARE_CHANNEL=channel + "-bare")
         for k in range(count):
-            servers.append(gunicorn("bench_load:bare_app()", bare_env, work / f"bare{k}.log", ["--pythonpath", str(Path(__file__).parent)]))
+            if mode == "single" and args.server == "threading":  # the embedded board's server: threads
+                port = free_port()
+                cmd = [sys.executable, str(Path(__file__).resolve()), "--serve-bare-threading", str(port)]
+                servers.append(Server(cmd, bare_env, work / f"bare{k}.log", port))
+            else:
+                servers.append(gunicorn("bench_load:bare_app()", bare_env, work / f"bare{k}.log", ["--pythonpath", str(Path(__file__).parent)]))
         bare_cpu0 = cpu_sample()[1]
         t1 = time.monotonic()
         bare = drive(specs, [s.url for s in servers], bare=True, size=size, seconds=args.seconds, think=args.think, procs=args.client_procs,
@@ -654,7 +668,11 @@ def main() -> int:
     parser.add_argument("--pg-synchronous-commit", choices=["on", "off"], default="on",
                         help="cluster mode: PostgreSQL's synchronous_commit for the benchmark database (off only to diagnose)")
     parser.add_argument("--keep", action="store_true", help="keep the work folder (server logs)")
+    parser.add_argument("--serve-bare-threading", type=int, metavar="PORT", help=argparse.SUPPRESS)  # the script's own use
     args = parser.parse_args()
+    if args.serve_bare_threading:
+        serve_bare_threading(args.serve_bare_threading)
+        return 0
     print(f"bench_load on {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}", flush=True)
     modes = ["single", "cluster"] if args.mode == "both" else [args.mode]
     for mode in modes:
