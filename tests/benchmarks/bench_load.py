@@ -4,6 +4,7 @@ Run as ``python tests/benchmarks/bench_load.py`` (pytest does not collect it)::
 
     python tests/benchmarks/bench_load.py --mode single --tables 20 --seconds 30
     python tests/benchmarks/bench_load.py --mode cluster --tables 40 --seconds 30
+    python tests/benchmarks/bench_load.py --mode cluster --think 0.5 --pairs 3  # board, bare, board, bare, …
 
 ``single`` starts one server process on SQLite (gunicorn ``-k gevent -w 1``, or ``--server
 threading`` for the embedded ``battleboard serve``); ``cluster`` starts two gunicorn gevent processes
@@ -17,8 +18,10 @@ processes, which pause their own garbage collector while they measure and read J
 
 It prints commands per second, the end-to-end latency from sending a command to the last client of
 the table holding its update (p50, p99, max), lost and out-of-order updates (must be 0), the
-server's memory (RSS), the CPU steal of the machine during the run (from /proc/stat: rerun when it
-is high), the CPU per command of the servers, the clients and everything else (the database, Redis,
+server's memory (RSS), the CPU steal of the machine during the run (from /proc/stat: a VM whose host
+takes its CPUs away now and then slows whichever side runs at that moment; ``--pairs N`` lets board
+and bare take N turns of ``--seconds`` each, so such spells fall on both, and pools each side's
+latencies), the CPU per command of the servers, the clients and everything else (the database, Redis,
 the kernel) while the tables play, and the same figures for a bare python-socketio server
 broadcasting a payload of the same average size to the same clients (same process count, same
 server stack: gunicorn gevent, or python-socketio's threading mode on Werkzeug against the embedded
@@ -44,6 +47,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -355,7 +359,7 @@ class TableRun:
                 if self.bare:
                     ack = await actor.call("cmd", {"table": spec["index"], "v": v, "size": self.size}, timeout=15)
                 else:
-                    ack = await actor.call("declare", {"battle_id": bid, "expected_v": v, "msg_id": f"b{n}",
+                    ack = await actor.call("declare", {"battle_id": bid, "expected_v": v, "msg_id": f"b{spec['v']}-{n}",  # new in every drive
                                                        "declaration": {"type": "choose", "combatant": who, "option": "attack"}}, timeout=15)
             except Exception as exc:  # noqa: BLE001
                 self.errors.append(f"timeout/{type(exc).__name__}")
@@ -509,17 +513,58 @@ def pct(values: list[float], p: float) -> float:
 # --- the runs ----------------------------------------------------------------------------------
 
 
+def refresh_specs(database_url: str, specs: list[dict[str, Any]]) -> None:
+    """Each table's battle and version as the last drive left them (for the next drive)."""
+    from sqlalchemy import text
+
+    from webapp.db import make_engine
+
+    engine = make_engine(database_url)
+    query = text("SELECT b.id, b.version FROM game_table t JOIN battle b ON b.id = t.battle_id WHERE t.slug = :slug")
+    with engine.connect() as conn:
+        for spec in specs:
+            spec["battle_id"], spec["v"] = conn.execute(query, {"slug": spec["slug"]}).one()
+    engine.dispose()
+
+
+def measured(play: Any, group: list[Server]) -> dict[str, Any]:
+    """One drive, with the machine's CPU times and the CPU seconds of the servers in ``group``."""
+    machine0, server0, t0 = cpu_times(), sum(cpu_seconds(s.proc.pid) for s in group), time.monotonic()
+    run = play()
+    wall = time.monotonic() - t0
+    machine1, server1 = cpu_times(), sum(cpu_seconds(s.proc.pid) for s in group)
+    return {"run": run, "wall": wall, "machine": [b - a for a, b in zip(machine0, machine1, strict=False)], "server": server1 - server0}
+
+
+def merged(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The drives of one side (board or bare) as one: latencies pooled, counts and CPU summed."""
+    runs = [part["run"] for part in parts]
+    out: dict[str, Any] = {key: sum(r[key] for r in runs) for key in
+                           ("commands", "restarts", "lost", "out_of_order", "error_count", "bytes", "updates", "client_cpu", "client_play_cpu")}
+    out["latencies"] = sorted(x for r in runs for x in r["latencies"])
+    out["errors"] = [e for r in runs for e in r["errors"]][:10]
+    out["samples"] = runs[0]["samples"]
+    plays = [play_cpu(r) for r in runs]
+    out["play"] = {key: sum(p[key] for p in plays) for key in ("server", "clients", "others")}
+    out["wall"] = sum(part["wall"] for part in parts)
+    out["machine"] = [sum(column) for column in zip(*(part["machine"] for part in parts), strict=False)]
+    out["server"] = sum(part["server"] for part in parts)
+    out["p99s"] = [pct(r["latencies"], 99) for r in runs]
+    return out
+
+
 def run_mode(args: argparse.Namespace, mode: str, tables: int) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix=f"bench-{mode}-"))
     channel = f"bench-{secrets.token_hex(4)}"
     pg_admin = args.pg
     database_url = f"sqlite:///{work / 'battleboard.sqlite3'}"
     pg_name = None
-    servers: list[Server] = []
+    board: list[Server] = []
+    bare_servers: list[Server] = []
 
-    def cpu_sample() -> tuple[list[int], float]:
-        """The machine's CPU times and the CPU seconds of the servers running now."""
-        return cpu_times(), sum(cpu_seconds(s.proc.pid) for s in servers)
+    def sampler(group: list[Server]) -> Any:
+        """The machine's CPU times and the CPU seconds of the servers of ``group`` (board or bare)."""
+        return lambda: (cpu_times(), sum(cpu_seconds(s.proc.pid) for s in group))
     try:
         if mode == "cluster" or args.single_db == "postgresql":
             import psycopg
@@ -539,71 +584,69 @@ def run_mode(args: argparse.Namespace, mode: str, tables: int) -> dict[str, Any]
             if mode == "single" and args.server == "threading":
                 port = free_port()
                 cmd = [sys.executable, "-m", "webapp.cli", "serve", "--host", "127.0.0.1", "--port", str(port), "--no-demo"]
-                servers.append(Server(cmd, env, work / f"server{k}.log", port))
+                board.append(Server(cmd, env, work / f"server{k}.log", port))
             else:
-                servers.append(gunicorn("webapp.wsgi:app", env, work / f"server{k}.log"))
-        urls = [s.url for s in servers]
+                board.append(gunicorn("webapp.wsgi:app", env, work / f"server{k}.log"))
+        urls = [s.url for s in board]
         load0 = Path("/proc/loadavg").read_text().split()[0]
-        steal0, cpu0 = cpu_sample()
-        t0 = time.monotonic()
         sessions0 = pg_sessions(pg_admin, pg_name)
-        real = drive(specs, urls, bare=False, size=0, seconds=args.seconds, think=args.think, procs=args.client_procs,
-                     sample=cpu_sample)
-        wall = time.monotonic() - t0
-        sessions = pg_sessions(pg_admin, pg_name) - sessions0
-        steal1, cpu1 = cpu_sample()
-        others = busy_seconds(steal0, steal1) - (cpu1 - cpu0) - real["client_cpu"]
-        rss = sum(rss_mb(s.proc.pid) for s in servers)
-        server_errors = sum(s.log.read_text().count("Traceback") for s in servers)
-        for s in servers:
-            s.stop()
-        servers = []
-        size = int(real["bytes"] / max(1, real["updates"]))
         # the bare broadcast: same process count, server stack and message queue
         bare_env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        if real["samples"] and not args.pad:
-            # the largest real spectator update not above the run's average size (or the smallest)
-            sizes = sorted((wire_size(p), i) for i, p in enumerate(real["samples"]))
-            fitting = [i for n, i in sizes if n <= size]
-            sample = dict(real["samples"][fitting[-1] if fitting else sizes[0][1]])
-            short = size - wire_size(sample) - len(',"pad":""')
-            if short > 0:  # brought to the average size of the run's updates (GM views are larger)
-                sample["pad"] = "x" * short
-            (work / "sample.json").write_text(json.dumps(sample))
-            bare_env["BENCH_BARE_PAYLOAD"] = str(work / "sample.json")
         if mode == "cluster":  # the same message queue between the two bare processes
             bare_env.update(BENCH_BARE_REDIS=args.redis, BENCH_BARE_CHANNEL=channel + "-bare")
-        for k in range(count):
-            if mode == "single" and args.server == "threading":  # the embedded board's server: threads
-                port = free_port()
-                cmd = [sys.executable, str(Path(__file__).resolve()), "--serve-bare-threading", str(port)]
-                servers.append(Server(cmd, bare_env, work / f"bare{k}.log", port))
-            else:
-                servers.append(gunicorn("bench_load:bare_app()", bare_env, work / f"bare{k}.log", ["--pythonpath", str(Path(__file__).parent)]))
-        bare_cpu0 = cpu_sample()[1]
-        t1 = time.monotonic()
-        bare = drive(specs, [s.url for s in servers], bare=True, size=size, seconds=args.seconds, think=args.think, procs=args.client_procs,
-                     sample=cpu_sample)
-        bare_wall = time.monotonic() - t1
-        steal2, bare_cpu1 = cpu_sample()
-        bare_server_cpu = bare_cpu1 - bare_cpu0
-        bare_others = busy_seconds(steal1, steal2) - bare_server_cpu - bare["client_cpu"]
-        for s in servers:
-            s.stop()
-        servers = []
-        return {"mode": mode, "tables": tables, "clients": tables * CLIENTS_PER_TABLE, "seconds": args.seconds,
-                "think": args.think, "real": real, "bare": bare, "wall": wall, "size": size, "rss": rss,
-                "play": play_cpu(real), "bare_play": play_cpu(bare), "pg_sessions": sessions,
-                "server_cpu": (cpu1 - cpu0) / max(wall, 1e-9), "client_cpu": real["client_cpu"] / max(wall, 1e-9),
-                "others_cpu": max(0.0, others) / max(wall, 1e-9), "load": load0,
-                "bare_server_cpu": bare_server_cpu / max(bare_wall, 1e-9), "bare_others_cpu": max(0.0, bare_others) / max(bare_wall, 1e-9), "steal_real": steal_percent(steal0, steal1),
-                "steal_bare": steal_percent(steal1, steal2), "server_errors": server_errors,
+        reals: list[dict[str, Any]] = []
+        bares: list[dict[str, Any]] = []
+        size = 0
+        for pair in range(args.pairs):  # board and bare take turns, so a slow spell of the machine hits both alike
+            if pair:
+                refresh_specs(database_url, specs)
+            reals.append(measured(partial(drive, specs, urls, bare=False, size=0, seconds=args.seconds, think=args.think,
+                                          procs=args.client_procs, sample=sampler(board)), board))
+            if pair == 0:
+                first = reals[0]["run"]
+                size = int(first["bytes"] / max(1, first["updates"]))
+                if first["samples"] and not args.pad:
+                    # the largest real spectator update not above the run's average size (or the smallest)
+                    sizes = sorted((wire_size(p), i) for i, p in enumerate(first["samples"]))
+                    fitting = [i for n, i in sizes if n <= size]
+                    sample = dict(first["samples"][fitting[-1] if fitting else sizes[0][1]])
+                    short = size - wire_size(sample) - len(',"pad":""')
+                    if short > 0:  # brought to the average size of the run's updates (GM views are larger)
+                        sample["pad"] = "x" * short
+                    (work / "sample.json").write_text(json.dumps(sample))
+                    bare_env["BENCH_BARE_PAYLOAD"] = str(work / "sample.json")
+                for k in range(count):
+                    if mode == "single" and args.server == "threading":  # the embedded board's server: threads
+                        port = free_port()
+                        cmd = [sys.executable, str(Path(__file__).resolve()), "--serve-bare-threading", str(port)]
+                        bare_servers.append(Server(cmd, bare_env, work / f"bare{k}.log", port))
+                    else:
+                        bare_servers.append(gunicorn("bench_load:bare_app()", bare_env, work / f"bare{k}.log",
+                                                     ["--pythonpath", str(Path(__file__).parent)]))
+            bares.append(measured(partial(drive, specs, [s.url for s in bare_servers], bare=True, size=size, seconds=args.seconds,
+                                          think=args.think, procs=args.client_procs, sample=sampler(bare_servers)), bare_servers))
+        sessions = pg_sessions(pg_admin, pg_name) - sessions0
+        rss = sum(rss_mb(s.proc.pid) for s in board)
+        server_errors = sum(s.log.read_text().count("Traceback") for s in board)
+        real, bare = merged(reals), merged(bares)
+        zero = [0] * len(real["machine"])
+
+        def others(side: dict[str, Any]) -> float:
+            return max(0.0, busy_seconds(zero, side["machine"]) - side["server"] - side["client_cpu"]) / max(side["wall"], 1e-9)
+        return {"mode": mode, "tables": tables, "clients": tables * CLIENTS_PER_TABLE, "seconds": args.seconds * args.pairs,
+                "pairs": args.pairs, "think": args.think, "real": real, "bare": bare, "size": size, "rss": rss,
+                "play": real["play"], "bare_play": bare["play"], "pg_sessions": sessions,
+                "server_cpu": real["server"] / max(real["wall"], 1e-9), "client_cpu": real["client_cpu"] / max(real["wall"], 1e-9),
+                "others_cpu": others(real), "load": load0,
+                "bare_server_cpu": bare["server"] / max(bare["wall"], 1e-9), "bare_others_cpu": others(bare),
+                "steal_real": steal_percent(zero, real["machine"]), "steal_bare": steal_percent(zero, bare["machine"]),
+                "server_errors": server_errors,
                 "bare_size": int(bare["bytes"] / max(1, bare["updates"])),
                 "bare_kind": "a spectator's real update padded to the average size" if "BENCH_BARE_PAYLOAD" in bare_env else "padding",
                 "server": "gevent" if mode == "cluster" or args.server == "gevent" else "threading",
                 "database": "PostgreSQL" if pg_name else "SQLite", "queue": bool(queue)}
     finally:
-        for s in servers:
+        for s in board + bare_servers:
             s.stop()
         if pg_name:
             import psycopg
@@ -620,7 +663,8 @@ def report(r: dict[str, Any]) -> None:
     p50, p99 = pct(rl, 50), pct(rl, 99)
     b50, b99 = pct(bl, 50), pct(bl, 99)
     print()
-    print(f"== {r['mode']}: {r['tables']} tables, {r['clients']} clients, {r['seconds']} s, think {r['think']} s, server {r['server']},"
+    turns = f" ({r['pairs']} turns of board then bare)" if r["pairs"] > 1 else ""
+    print(f"== {r['mode']}: {r['tables']} tables, {r['clients']} clients, {r['seconds']} s{turns}, think {r['think']} s, server {r['server']},"
           f" {r['database']}{' + Redis' if r['queue'] else ''}")
     print(f"   commands: {real['commands']} ({real['commands'] / r['seconds']:.1f}/s), duels restarted: {real['restarts']}   update payload ~{r['size']} bytes")
     print(f"   latency command -> last client's update: p50 {p50:.1f} ms  p99 {p99:.1f} ms  max {max(rl, default=0) * 1000:.1f} ms")
@@ -628,7 +672,8 @@ def report(r: dict[str, Any]) -> None:
     print(f"   server: RSS {r['rss']:.0f} MB, CPU {r['server_cpu'] * 100:.0f}% of one core, tracebacks in log: {r['server_errors']}")
     print(f"   bare python-socketio broadcast of {r['bare_size']} bytes ({r['bare_kind']}): {bare['commands']} ({bare['commands'] / r['seconds']:.1f}/s), "
           f"p50 {b50:.1f} ms  p99 {b99:.1f} ms, lost {bare['lost']}, out of order {bare['out_of_order']}, server CPU {r['bare_server_cpu'] * 100:.0f}%")
-    print(f"   ratio board/bare: p50 {p50 / b50:.2f}x  p99 {p99 / b99:.2f}x")
+    print(f"   ratio board/bare: p50 {p50 / b50:.2f}x  p99 {p99 / b99:.2f}x"
+          + (f"   (p99 of each turn: {', '.join(f'{a / b:.2f}x' for a, b in zip(real['p99s'], bare['p99s'], strict=False))})" if r["pairs"] > 1 else ""))
     print(f"   CPU steal: {r['steal_real']:.1f}% during the board run, {r['steal_bare']:.1f}% during the bare run")
     print(f"   machine ({os.cpu_count()} CPUs): client processes {r['client_cpu'] * 100:.0f}% of a core, other programs"
           f" {r['others_cpu'] * 100:.0f}% of a core (bare run: {r['bare_others_cpu'] * 100:.0f}%), load average {r['load']} at the start")
@@ -644,7 +689,7 @@ def report(r: dict[str, Any]) -> None:
     print("   json: " + json.dumps({"mode": r["mode"], "tables": r["tables"], "clients": r["clients"], "cmds_per_s": round(real["commands"] / r["seconds"], 1),
                                    "p50_ms": round(p50, 1), "p99_ms": round(p99, 1), "lost": real["lost"], "out_of_order": real["out_of_order"],
                                    "rss_mb": round(r["rss"]), "bare_p50_ms": round(b50, 1), "bare_p99_ms": round(b99, 1),
-                                   "ratio_p99": round(p99 / b99, 2), "steal_pct": round(r["steal_real"], 1), "think_s": r["think"],
+                                   "ratio_p99": round(p99 / b99, 2), "steal_pct": round(r["steal_real"], 1), "think_s": r["think"], "pairs": r["pairs"],
                                    "others_cpu_pct": round(r["others_cpu"] * 100),
                                    "bare_others_cpu_pct": round(r["bare_others_cpu"] * 100), "server": r["server"],
                                    "server_cpu_ms_per_cmd": round(play["server"] * per, 2), "bare_server_cpu_ms_per_cmd": round(bare_play["server"] * bper, 2)}),
@@ -659,6 +704,8 @@ def main() -> int:
     parser.add_argument("--think", type=float, default=0.0,
                         help="mean pause of each table between commands (s), drawn between 0.5x and 1.5x")
     parser.add_argument("--client-procs", type=int, default=2)
+    parser.add_argument("--pairs", type=int, default=1,
+                        help="turns of a board drive then a bare drive, --seconds each; latencies pooled per side")
     parser.add_argument("--server", choices=["gevent", "threading"], default="gevent", help="single mode's server")
     parser.add_argument("--pg", default=os.environ.get("BATTLEBOARD_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres"))
     parser.add_argument("--redis", default=os.environ.get("BATTLEBOARD_TEST_REDIS", "redis://127.0.0.1:6379/0"))
