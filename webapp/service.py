@@ -3,9 +3,10 @@
 Every command follows the same path (boardgame.io's master, lichess's round actor):
 
 1. take the battle's in-process lock (Flask-SocketIO may run two handlers at once);
-2. open one transaction, load the battle, check the expected version (a battle this process wrote
-   last is taken as it left it, unread: the compare-and-set in step 4 catches a battle moved on by
-   another process, and the command then starts again from a fresh read);
+2. open one transaction, load the battle, check the expected version (a battle whose last version
+   this process knows, because it wrote it or another process's queue message brought it, is taken
+   as it is kept, unread: the compare-and-set in step 4 catches a battle moved on meanwhile, and the
+   command then starts again from a fresh read);
 3. let the rule system authorise and apply the declaration with a fresh derived dice seed;
 4. write the new snapshot with a compare-and-set on the version, the events and the command record;
 5. commit, then hand the result to the broadcaster, which sends each viewer its own projection.
@@ -165,7 +166,7 @@ class BattleService:
         self._writer: threading.Lock | contextlib.nullcontext[None] = (
             threading.Lock() if engine.dialect.name == "sqlite" else contextlib.nullcontext()
         )
-        # the battles as this process's commands left them, most recent last (see _command)
+        # the battles as the last command this process knows of left them, most recent last (see _command)
         self._recent: dict[int, BattleRecord] = {}
         self._recent_guard = threading.Lock()
 
@@ -538,9 +539,10 @@ class BattleService:
             recent = self._recent_battle(battle_id) if msg_id is not None else None
             if recent is not None and expected_v in (None, recent.version) and table_id in (None, recent.table_id):
                 # This process knows the last version of the battle (it wrote it, or another process
-                # sent it along with its update): apply to that without reading it. When another process has moved the battle on, or this message was
-                # applied already, the compare-and-set or the message id refuses the write, and the
-                # command goes the long way below, from a fresh read. So does a refusal by the rules
+                # sent it along with its update): apply to that without reading it. When the battle
+                # has moved on meanwhile, or this message was applied already, the compare-and-set
+                # or the message id refuses the write, and the command goes the long way below,
+                # from a fresh read. So does a refusal by the rules
                 # (it may come from the old state) and a dead connection (the message id tells,
                 # after the read, whether the write landed before the connection died).
                 battle = replace(recent, state=clone(recent.state))  # the rules may have this copy
@@ -620,7 +622,7 @@ class BattleService:
             return self._recent.get(battle_id)
 
     def _remember_battle(self, battle: BattleRecord, *, only_newer: bool = False) -> bool:
-        """Keep the battle as this process's command left it (its state is not changed afterwards:
+        """Keep the battle as a command left it (its state is not changed afterwards:
         projections only read it, and the next command applies to a copy). ``only_newer``: keep it
         only if no version as new is kept already; True if it was kept."""
         with self._recent_guard:

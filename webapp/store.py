@@ -24,6 +24,7 @@ import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from sqlalchemy import bindparam, func, insert, update
@@ -250,7 +251,7 @@ class PostgresCommandStore(CoreCommandStore):
         from psycopg.types.json import Json
 
         self._psycopg = psycopg
-        self._json = Json
+        self._json = partial(Json, dumps=wire.dumps_bytes)  # psycopg's JSON parameters, written by orjson
 
     @contextlib.contextmanager
     def connection(self) -> Iterator[Any]:
@@ -285,8 +286,7 @@ class PostgresCommandStore(CoreCommandStore):
         return BattleRead(battle, row[7], list(row[8]))
 
     def write(self, conn: Any, w: CommandWrite) -> Written | None:
-        def Json(value: Any) -> Any:  # noqa: N802 - psycopg's JSON wrapper, written by orjson
-            return self._json(value, dumps=wire.dumps_bytes)
+        Json = self._json
         events = [{"index": r["index"], "type": r["type"], "visibility": r["visibility"], "payload": r["payload"]}
                   for r in w.event_rows()]
         params = {

@@ -31,10 +31,7 @@ def dumps(obj: Any, **_: Any) -> str:
     >>> dumps({"big": 10**30})
     '{"big":1000000000000000000000000000000}'
     """
-    try:
-        return orjson.dumps(obj, option=_OPTIONS).decode()
-    except TypeError:  # an integer beyond 64 bits, or a type orjson does not know
-        return json.dumps(obj, separators=(",", ":"))
+    return dumps_bytes(obj).decode()
 
 
 def dumps_bytes(obj: Any) -> bytes:
@@ -45,7 +42,7 @@ def dumps_bytes(obj: Any) -> bytes:
     """
     try:
         return orjson.dumps(obj, option=_OPTIONS)
-    except TypeError:
+    except TypeError:  # an integer beyond 64 bits, or a type orjson does not know
         return json.dumps(obj, separators=(",", ":")).encode()
 
 
