@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from sqlalchemy import insert
+from sqlalchemy import select as sa_select
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
@@ -115,6 +115,10 @@ class CommandResult:
     battle: Battle | BattleRecord | None = None
     #: the table's seats as the command read them (None: the broadcaster looks them up)
     seat_ids: list[str] | None = None
+    #: the table and its seats as a command that changed the table left them (a new battle): the
+    #: table's broadcast needs no read of its own
+    table: GameTable | None = None
+    seats: list[Seat] | None = None
 
 
 Broadcaster = Callable[[CommandResult], None]
@@ -304,23 +308,33 @@ class BattleService:
             raise NotFound("no such table")
         return table
 
-    def _check_seats(self, s: Session, table: GameTable, lineup: Iterable[Mapping[str, Any]]) -> None:
-        seat_ids = {seat.public_id for seat in s.exec(select(Seat).where(Seat.table_id == table.id))}
+    def _check_seats(self, s: Session, table: GameTable, lineup: Iterable[Mapping[str, Any]]) -> list[Seat]:
+        """The table's seats (in joining order), after checking that every seat the lineup names is one."""
+        seats = list(s.exec(select(Seat).where(Seat.table_id == table.id).order_by(Seat.id)))
+        seat_ids = {seat.public_id for seat in seats}
         for entry in lineup:
             if entry.get("controller") == "seat" and entry.get("seat") not in seat_ids:
                 raise InvalidDeclaration(f"{entry.get('name')}: that player seat is not at this table")
+        return seats
 
     # --- rosters ----------------------------------------------------------------------------
     def rosters(self, system_id: str) -> list[dict[str, Any]]:
-        with self.session() as s:
-            rows = s.exec(select(Roster).where(Roster.system_id == system_id).order_by(col(Roster.id).desc())).all()
-            result = []
-            for roster in rows:
-                names = s.exec(
-                    select(RosterCombatant.name).where(RosterCombatant.roster_id == roster.id).order_by(RosterCombatant.position)
-                ).all()
-                result.append({"id": roster.id, "name": roster.name, "combatants": list(names)})
-            return result
+        """The saved rosters of a rule system, newest first, with their combatants' names (one query:
+        the GM's table payload carries them, and it is sent again whenever the table changes)."""
+        roster, member = Roster.__table__, RosterCombatant.__table__  # type: ignore[attr-defined]
+        query = (
+            sa_select(roster.c.id, roster.c.name, member.c.name)
+            .select_from(roster.outerjoin(member, member.c.roster_id == roster.c.id))
+            .where(roster.c.system_id == system_id)
+            .order_by(roster.c.id.desc(), member.c.position, member.c.id)
+        )
+        result: dict[int, dict[str, Any]] = {}
+        with self.engine.connect() as conn:
+            for roster_id, roster_name, combatant_name in conn.execute(query):
+                entry = result.setdefault(roster_id, {"id": roster_id, "name": roster_name, "combatants": []})
+                if combatant_name is not None:
+                    entry["combatants"].append(combatant_name)
+        return list(result.values())
 
     def save_roster(self, table_id: int, name: Any) -> Roster:
         roster_name = clean_name(name, "roster name", 80)
@@ -400,7 +414,7 @@ class BattleService:
             system = get_system(table.system_id)
             with rules_guard("lineup"):
                 lineup = system.validate_lineup(table.lineup)
-            self._check_seats(s, table, lineup)
+            seats = self._check_seats(s, table, lineup)
             if len(lineup) < system.min_combatants:
                 raise IllegalDeclaration(f"{system.name} needs at least {system.min_combatants} combatants in the lineup")
             options = system.validate_options(table.options)
@@ -416,7 +430,10 @@ class BattleService:
             table.battle_id = battle.id
             s.add(table)
             s.commit()
-            result = CommandResult(battle.id, table.id, 1, 0, self._wire_events(1, events), battle=battle)
+            result = CommandResult(
+                battle.id, table.id, 1, 0, self._wire_events(1, events), battle=battle,
+                seat_ids=[seat.public_id for seat in seats], table=table, seats=seats,
+            )
         self._broadcast(result)
         return result
 
@@ -663,8 +680,8 @@ class BattleService:
             self._recent.pop(battle_id, None)
 
     def _write_events(self, s: Session, battle_id: int, version: int, events: list[dict[str, Any]]) -> None:
-        if events:
-            s.execute(insert(BattleEvent), event_rows(battle_id, version, events, utcnow()))
+        if events:  # SQLAlchemy Core: the ORM's bulk insert costs several times more here
+            s.connection().execute(BattleEvent.__table__.insert(), event_rows(battle_id, version, events, utcnow()))  # type: ignore[attr-defined]
 
     @staticmethod
     def _wire_events(version: int, events: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -163,11 +163,12 @@ class Hub:
         sent = self.service.battle_fields(battle) if isinstance(battle, BattleRecord) else None
         self._emit_all([("update", payload, rooms[0] if len(rooms) == 1 else rooms) for payload, rooms in groups], battle=sent)
 
-    def broadcast_table(self, table_id: int) -> None:
+    def broadcast_table(self, table_id: int, *, table: GameTable | None = None, seats: list[Seat] | None = None) -> None:
         """Send every room of a table its view of the table (after a lineup, an option or a battle
-        changed): the seats read once for all of them, one queue message for all the rooms."""
-        table = self.service.table(table_id=table_id)
-        seats = self.service.seats(table_id)
+        changed): the seats read once for all of them (not at all when the command that changed the
+        table passes them along, with the table), one queue message for all the rooms."""
+        if table is None or seats is None:
+            table, seats = self.service.table(table_id=table_id), self.service.seats(table_id)
         viewers = self.viewers_of(table_id, [seat.public_id for seat in seats])
         self._emit_all([("table", self.table_payload(table, viewer, seats), room_of(table_id, viewer)) for viewer in viewers])
 
@@ -374,14 +375,14 @@ def on_battle_start(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict
         if current.status != "ended":
             raise InvalidDeclaration("a battle is still running: end it first (or send replace: true)")
     result = hub.service.start_battle(conn.table_id)
-    hub.broadcast_table(conn.table_id)
+    hub.broadcast_table(conn.table_id, table=result.table, seats=result.seats)
     return {"battle_id": result.battle_id, "v": result.version}
 
 
 @handler("battle_restart", gm_only=True)
 def on_battle_restart(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, Any]:
     result = hub.service.start_battle(conn.table_id)
-    hub.broadcast_table(conn.table_id)
+    hub.broadcast_table(conn.table_id, table=result.table, seats=result.seats)
     return {"battle_id": result.battle_id, "v": result.version}
 
 

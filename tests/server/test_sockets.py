@@ -306,6 +306,19 @@ def test_rosters_save_and_load(duel: Table) -> None:
     assert gm.emit("roster_load", {"roster_id": saved["roster_id"]}, callback=True)["code"] == "not_found"
 
 
+def test_the_gm_sees_every_roster_of_the_system_newest_first_with_names_in_lineup_order(duel: Table) -> None:
+    gm, service = duel.gm(), duel.service
+    first = gm.emit("roster_save", {"name": "Old pair"}, callback=True)["roster_id"]
+    assert gm.emit("lineup_set", {"lineup": list(reversed(duel_lineup()))}, callback=True)["ok"]
+    second = gm.emit("roster_save", {"name": "New pair"}, callback=True)["roster_id"]
+    listed = gm.emit("sync", {}, callback=True)["table"]["rosters"]
+    assert listed == service.rosters("phantoms-bane") == [
+        {"id": second, "name": "New pair", "combatants": ["Wild Monster", "Jharek"]},
+        {"id": first, "name": "Old pair", "combatants": ["Jharek", "Wild Monster"]},
+    ]
+    assert service.rosters("olympia") == []
+
+
 def test_options_are_validated(duel: Table) -> None:
     gm = duel.gm()
     assert gm.emit("options_set", {"options": "x"}, callback=True)["ok"] is False
@@ -429,16 +442,31 @@ def test_every_seat_gets_its_own_projection_and_idle_seats_share_one(duel: Table
         assert update["events"] == seen["spectator"]["events"]
 
 
+def test_a_table_change_reads_the_seats_once_for_every_room(duel: Table, monkeypatch: Any) -> None:
+    hub = duel.app.extensions["battleboard"]
+    gm, alice = duel.gm(), duel.alice()
+    alice.get_received()
+    queries: list[int] = []
+    real_seats = hub.service.seats
+    monkeypatch.setattr(hub.service, "seats", lambda table_id: queries.append(table_id) or real_seats(table_id))
+    assert gm.emit("options_set", {"options": {}}, callback=True)["ok"]
+    assert queries == [duel.table.id], "the seats are read once for every room"
+    monkeypatch.undo()
+    tables = [m["args"][0] for m in alice.get_received() if m["name"] == "table"]
+    assert len(tables) == 1 and tables[0] == alice.emit("sync", {}, callback=True)["table"]
+
+
 def test_a_restart_sends_every_room_its_own_table_view(duel: Table, monkeypatch: Any) -> None:
     hub = duel.app.extensions["battleboard"]
     gm, alice, bob, spectator = duel.gm(), duel.alice(), duel.bob(), duel.spectator()
     for c in (gm, alice, bob, spectator):
         c.get_received()
     queries: list[int] = []
-    real_seats = hub.service.seats
+    real_seats, real_table = hub.service.seats, hub.service.table
     monkeypatch.setattr(hub.service, "seats", lambda table_id: queries.append(table_id) or real_seats(table_id))
+    monkeypatch.setattr(hub.service, "table", lambda **kw: queries.append(kw) or real_table(**kw))
     assert gm.emit("battle_restart", {}, callback=True)["ok"]
-    assert len(queries) == 1, "the seats are read once for every room"
+    assert queries == [], "the restart passes the table and seats it read along: its broadcast reads neither"
     monkeypatch.undo()
     for client in (gm, alice, bob, spectator):
         tables = [m["args"][0] for m in client.get_received() if m["name"] == "table"]
