@@ -287,3 +287,72 @@ def test_a_battle_another_process_sent_along_needs_no_read(table: Table, monkeyp
     # a message without a battle's shape is ignored
     for broken in ({}, {**queue(third), "state": None}, {**queue(third), "version": "9"}, {**queue(third), "id": None}):
         assert not here.learn_battle(broken)
+
+
+def test_meanwhile_runs_once_while_postgresql_works_on_the_write(table: Table) -> None:
+    """On PostgreSQL the write runs ``meanwhile`` once the statement is sent and before its answer is
+    read; other stores never call it. A failure in ``meanwhile`` comes after the write has finished."""
+    store, current = table.service._store, table.version
+    calls: list[tuple[str, bool]] = []
+
+    def meanwhile(conn: Any, label: str) -> None:  # whether the answer is still to be read
+        calls.append((label, bool(conn.pg.pgconn.is_busy())))
+
+    with store.connection() as conn:
+        written = store.write(conn, _write(table, current, "overlap-1"), lambda: meanwhile(conn, "written"))
+        assert written is not None
+        refused = store.write(conn, _write(table, current, "overlap-2"), lambda: meanwhile(conn, "refused"))
+        assert refused is None
+    if not isinstance(store, PostgresCommandStore):
+        assert calls == []
+        return
+    assert calls == [("written", True), ("refused", True)]
+    with store.connection() as conn:
+        with pytest.raises(ZeroDivisionError):
+            store.write(conn, _write(table, current + 1, "overlap-3"), lambda: 1 / 0)
+    assert table.version == current + 2, "the write landed before the failure of meanwhile was raised"
+    with store.connection() as conn:  # the connection went back to the pool in a usable state
+        assert store.read(conn, table.battle_id, None) is not None
+
+
+def test_an_update_computed_during_the_write_is_sent_once_and_only_for_the_right_seats(table: Table, monkeypatch: Any) -> None:
+    """The app computes a command's update while the database works on its write (PostgreSQL). It
+    is sent after the write, once; when the write finds seats the update was not computed for (a
+    seat joined through another process), it is computed again for them; a refused write sends
+    nothing."""
+    from webapp.service import BattleService
+
+    hub = table.app.extensions["battleboard"]
+    here = table.service
+    assert here.prepare_broadcast == hub.prepare_early
+    prepared: list[Any] = []
+    real_prepare = hub.prepare_early
+    monkeypatch.setattr(here, "prepare_broadcast", lambda result: prepared.append(real_prepare(result)) or prepared[-1])
+    sent: list[tuple[int, list[str]]] = []
+    real_emit_all = hub._emit_all
+    monkeypatch.setattr(hub, "_emit_all", lambda emits, battle=None: sent.append((len(emits), [e[2] for e in emits])) or real_emit_all(emits, battle))
+    broadcasts: list[int] = []
+    real_broadcast = here.broadcaster
+    monkeypatch.setattr(here, "broadcaster", lambda result: broadcasts.append(result.version) or real_broadcast(result))
+    overlapping = isinstance(here._store, PostgresCommandStore)
+
+    first = _choose(here, table, table.seat_a.public_id, "jharek", "prep-1", table.version)
+    assert len(sent) == 1, "one update for the command"
+    if overlapping:
+        assert len(prepared) == 1 and prepared[0] is not None and broadcasts == []
+    else:
+        assert prepared == [] and broadcasts == [first.version]
+    # a seat joins through another process: the next write finds it, and the update includes it
+    _, newcomer = BattleService(here.engine, command_engine=here._store.engine).join(table.table.join_code, "Carol")
+    sent.clear()
+    second = _choose(here, table, table.seat_b.public_id, "monster", "prep-2", first.version)
+    rooms = [room for _, group in sent for entry in group for room in ([entry] if isinstance(entry, str) else entry)]
+    if overlapping:
+        assert len(sent) == 1 and any(newcomer.public_id in room for room in rooms), "computed again for the new seat"
+        assert prepared[-1] is not None and newcomer.public_id not in prepared[-1].seat_ids
+        assert broadcasts == [second.version]
+    # a refused write (the battle moved on meanwhile) sends nothing it prepared
+    sent.clear()
+    _choose(BattleService(here.engine, command_engine=here._store.engine), table, table.seat_a.public_id, "jharek", "elsewhere", second.version)
+    third = _choose(here, table, table.seat_b.public_id, "monster", "prep-3")
+    assert len(sent) == 1 and third.version == second.version + 2
