@@ -61,7 +61,6 @@ def create_app(config: Config | None = None, **overrides: Any) -> Flask:
     service = BattleService(engine, broadcaster=None, command_engine=command_engine)
     app.extensions["battleboard"] = sockets.Hub(app, service, config)
     service.broadcaster = app.extensions["battleboard"].broadcast_result
-    service.prepare_broadcast = app.extensions["battleboard"].prepare_early
 
     app.register_blueprint(views.bp)
     queue: dict[str, Any] = {"message_queue": config.message_queue, "channel": config.message_queue_channel}

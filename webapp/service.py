@@ -27,7 +27,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Protocol
+from typing import Any
 
 from sqlalchemy import select as sa_select
 from sqlalchemy.engine import Engine
@@ -119,19 +119,9 @@ class CommandResult:
     #: table's broadcast needs no read of its own
     table: GameTable | None = None
     seats: list[Seat] | None = None
-    #: the update computed while the write was on its way (see BattleService.prepare_broadcast)
-    prepared: PreparedBroadcast | None = field(default=None, repr=False, compare=False)
 
 
 Broadcaster = Callable[[CommandResult], None]
-
-
-class PreparedBroadcast(Protocol):
-    """A command's update, computed before the write's outcome was known."""
-
-    def send_for(self, seat_ids: list[str] | None) -> bool:
-        """Send it if it was computed for the table's seats ``seat_ids``; True if it was sent."""
-        ...
 
 
 def _token() -> str:
@@ -172,10 +162,6 @@ class BattleService:
         whose pool does not ping first; see :mod:`webapp.store`)."""
         self.engine = engine
         self.broadcaster = broadcaster
-        #: computes a command's update, without sending it, while its write is on its way to the
-        #: database (stores that wait for a server run it then); None where it may not (it returns
-        #: None when it cannot)
-        self.prepare_broadcast: Callable[[CommandResult], PreparedBroadcast | None] | None = None
         self._locks: dict[int, threading.Lock] = {}
         self._locks_guard = threading.Lock()
         # SQLite takes one writer at a time and makes the others poll with sleeps of up to 100 ms;
@@ -638,21 +624,14 @@ class BattleService:
             declaration=declaration,
             at=utcnow(),
         )
-        after = BattleRecord(battle.id, battle.table_id, battle.system_id, new_version, new_state, battle.seed, status)
-        result = CommandResult(
-            battle.id, battle.table_id, new_version, current, self._wire_events(new_version, events), battle=after, seat_ids=seat_ids
-        )
-        meanwhile = None
-        prepare = self.prepare_broadcast
-        if prepare is not None and self.broadcaster is not None:
-            def meanwhile() -> None:  # the update is computed while the database works on the write
-                result.prepared = prepare(result)
-        written = self._store.write(conn, write, meanwhile)
+        written = self._store.write(conn, write)
         if written is None:
-            return None  # whatever was prepared is never sent
-        if written.seat_ids is not None:
-            result.seat_ids = written.seat_ids
-        return result
+            return None
+        after = BattleRecord(battle.id, battle.table_id, battle.system_id, new_version, new_state, battle.seed, status)
+        return CommandResult(
+            battle.id, battle.table_id, new_version, current, self._wire_events(new_version, events), battle=after,
+            seat_ids=written.seat_ids if written.seat_ids is not None else seat_ids,
+        )
 
     # --- the battles as the last command this process knows of left them --------------------
     def _recent_battle(self, battle_id: int) -> BattleRecord | None:
@@ -709,10 +688,7 @@ class BattleService:
         return [{"v": version, "i": i, **ev} for i, ev in enumerate(events)]
 
     def _broadcast(self, result: CommandResult) -> None:
-        if self.broadcaster is None or result.duplicate:
-            return
-        prepared, result.prepared = result.prepared, None
-        if prepared is None or not prepared.send_for(result.seat_ids):  # computed for other seats: again
+        if self.broadcaster is not None and not result.duplicate:
             self.broadcaster(result)
 
     # --- projections ------------------------------------------------------------------------

@@ -33,7 +33,7 @@ from .config import Config
 from .models import GameTable, Seat
 from .service import BattleService, CommandResult, StaleVersion
 from .store import BattleRecord
-from .wire import BoardRedisManager, PreparedBatch
+from .wire import BoardRedisManager
 
 log = logging.getLogger("battleboard")
 #: how long a process trusts its list of a table's seats when broadcasting
@@ -53,38 +53,6 @@ def room_of(table_id: int, viewer: Viewer) -> str:
     if viewer.role == "player":
         return f"t{table_id}:seat:{viewer.seat}"
     return f"t{table_id}:spectators"
-
-
-@dataclass
-class PreparedUpdate:
-    """A command's update to every room of its table, computed for ``seat_ids`` and not sent yet."""
-
-    hub: Hub
-    table_id: int
-    seat_ids: list[str]
-    emits: list[tuple[str, dict[str, Any], str | list[str]]]
-    #: the emits already encoded as one message of the Redis queue (None without one)
-    batch: PreparedBatch | None = None
-    #: the seats came from the database with the command (not from this process's cache)
-    seats_read: bool = False
-
-    def send_for(self, seat_ids: list[str] | None) -> bool:
-        """Send it if it was computed for ``seat_ids``, the table's seats as the command's write
-        found them (None: the write did not say); True if it was sent."""
-        if seat_ids is None and not self.seats_read or seat_ids is not None and seat_ids != self.seat_ids:
-            return False
-        self.seats_read = True
-        self.send()
-        return True
-
-    def send(self) -> None:
-        """Send it (and keep its seats as the table's when the database just gave them)."""
-        if self.seats_read:
-            self.hub.remember_seats(self.table_id, self.seat_ids)
-        if self.batch is not None:
-            socketio.server.manager.send_prepared(self.batch)
-        else:
-            self.hub._emit_all(self.emits)
 
 
 class Hub:
@@ -134,13 +102,12 @@ class Hub:
             )
         return payload
 
-    def viewers_of(self, table_id: int, seat_ids: list[str] | None = None, *, remember: bool = True) -> list[Viewer]:
-        """The GM, the spectators and every seat of a table (``seat_ids``: as a command just read
-        them; kept as the table's seats unless ``remember`` is false)."""
+    def viewers_of(self, table_id: int, seat_ids: list[str] | None = None) -> list[Viewer]:
+        """The GM, the spectators and every seat of a table (``seat_ids``: as a command just read them)."""
         if seat_ids is None:
             seat_ids = self.seat_ids(table_id)
-        elif remember:
-            self.remember_seats(table_id, seat_ids)
+        else:
+            self._seat_cache[table_id] = (time.monotonic(), seat_ids)
         return [Viewer.gm(), Viewer.spectator()] + [Viewer.player(seat) for seat in seat_ids]
 
     def seat_ids(self, table_id: int) -> list[str]:
@@ -156,43 +123,19 @@ class Hub:
         self._seat_cache[table_id] = (now, seats)
         return seats
 
-    def remember_seats(self, table_id: int, seat_ids: list[str]) -> None:
-        """The table's seats as a command just read them from the database."""
-        self._seat_cache[table_id] = (time.monotonic(), seat_ids)
-
     def forget_seats(self, table_id: int) -> None:
         self._seat_cache.pop(table_id, None)
 
     # --- broadcasting -----------------------------------------------------------------------
     def broadcast_result(self, result: CommandResult) -> None:
-        """Send each projection room its own update (see :meth:`prepare_update`)."""
-        self.prepare_update(result).send()
-
-    def prepare_early(self, result: CommandResult) -> PreparedUpdate | None:
-        """:meth:`prepare_update` while the command's write is still on its way to the database:
-        for the seats the result names or, if it names none, the ones this process last knew,
-        however old (the write reads them along; :meth:`PreparedUpdate.send_for` sends only for the
-        seats it was computed for). None when this process knows no seats of the table: reading
-        them here would take a second connection while the command holds one."""
-        if result.seat_ids is None and result.table_id not in self._seat_cache:
-            return None
-        return self.prepare_update(result, seat_ids=result.seat_ids or self._seat_cache[result.table_id][1])
-
-    def prepare_update(self, result: CommandResult, seat_ids: list[str] | None = None) -> PreparedUpdate:
-        """Each projection room's update of a command, computed and encoded but not sent yet.
-
-        Rooms whose projections are equal (seats that control nothing see what spectators see)
-        share one emit: one encoding, one queue message. ``seat_ids``: the table's seats, if not
-        the ones the result names (or, failing that, the ones this process reads or has cached)."""
+        """Send each projection room its own update. Rooms whose projections are equal (seats that
+        control nothing see what spectators see) share one emit: one encoding, one queue message."""
         battle = result.battle or self.service.battle(result.battle_id)
-        seat_ids = seat_ids if seat_ids is not None else result.seat_ids
-        if seat_ids is None:
-            seat_ids = self.seat_ids(result.table_id)
         groups: list[tuple[dict[str, Any], list[str]]] = []
         spectators: dict[str, Any] | None = None
         idle: list[dict[str, Any]] = []  # projections of seats that control no combatant
         shared: dict[str, Any] | None = None  # the one every such seat gets, once that is plain
-        for viewer in self.viewers_of(result.table_id, seat_ids, remember=False):  # the GM and spectators first
+        for viewer in self.viewers_of(result.table_id, result.seat_ids):  # the GM and spectators first
             is_idle = viewer.role == "player" and not viewer.own_combatants(battle.state)
             if is_idle and shared is not None:
                 payload = shared
@@ -218,10 +161,7 @@ class Hub:
         # the other processes keep the battle as this command left it, so that their next command
         # on it needs no read (the compare-and-set still decides)
         sent = self.service.battle_fields(battle) if isinstance(battle, BattleRecord) else None
-        emits = [("update", payload, rooms[0] if len(rooms) == 1 else rooms) for payload, rooms in groups]
-        manager = socketio.server.manager
-        batch = manager.prepare_many(emits, battle=sent) if isinstance(manager, BoardRedisManager) else None
-        return PreparedUpdate(self, result.table_id, list(seat_ids), emits, batch, seats_read=result.seat_ids is not None)
+        self._emit_all([("update", payload, rooms[0] if len(rooms) == 1 else rooms) for payload, rooms in groups], battle=sent)
 
     def broadcast_table(self, table_id: int, *, table: GameTable | None = None, seats: list[Seat] | None = None) -> None:
         """Send every room of a table its view of the table (after a lineup, an option or a battle

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
@@ -173,12 +173,8 @@ class CoreCommandStore:
         seats = (row[8].split(",") if row[8] else []) if len(row) > 8 else None
         return BattleRead(BattleRecord(*row[:7]), row[7], seats)
 
-    def write(self, conn: Any, w: CommandWrite, meanwhile: Callable[[], None] | None = None) -> Written | None:
-        """Write the command if the battle is still at ``w.current``; None (nothing written) if not.
-
-        ``meanwhile``: work to run while the database works on the write, called at most once; a
-        store that waits for no server (SQLite) or cannot split its statements from their answers
-        (this one) does not call it."""
+    def write(self, conn: Any, w: CommandWrite) -> Written | None:
+        """Write the command if the battle is still at ``w.current``; None (nothing written) if not."""
         try:
             changed = conn.execute(
                 self._compare_and_set,
@@ -289,9 +285,7 @@ class PostgresCommandStore(CoreCommandStore):
         battle = BattleRecord(row[0], row[1], row[2], row[3], wire.loads(row[4]), row[5], row[6])  # the state read by orjson
         return BattleRead(battle, row[7], list(row[8]))
 
-    def write(self, conn: Any, w: CommandWrite, meanwhile: Callable[[], None] | None = None) -> Written | None:
-        """See :meth:`CoreCommandStore.write`; ``meanwhile`` runs while PostgreSQL works on the
-        statement: after it was sent whole, before its answer is read (see :func:`_meanwhile`)."""
+    def write(self, conn: Any, w: CommandWrite) -> Written | None:
         Json = self._json
         events = [{"index": r["index"], "type": r["type"], "visibility": r["visibility"], "payload": r["payload"]}
                   for r in w.event_rows()]
@@ -302,7 +296,7 @@ class PostgresCommandStore(CoreCommandStore):
             "table_id": w.table_id,
         }
         try:
-            row = self._execute_meanwhile(conn.pg, _PG_WRITE, params, meanwhile).fetchone()
+            row = conn.pg.execute(_PG_WRITE, params).fetchone()
         except self._psycopg.IntegrityError:
             return None
         except self._psycopg.OperationalError:
@@ -314,50 +308,6 @@ class PostgresCommandStore(CoreCommandStore):
     def seat_ids(self, table_id: int) -> list[str]:
         with self.connection() as conn:
             return [row[0] for row in conn.pg.execute(_PG_SEAT_IDS, {"table_id": table_id})]
-
-    @staticmethod
-    def _execute_meanwhile(pg: Any, query: str, params: dict[str, Any], meanwhile: Callable[[], None] | None) -> Any:
-        """``pg.execute(query, params)``, with ``meanwhile()`` run once the statement is on its way.
-
-        This is :meth:`psycopg.Cursor.execute` with its generator driven through :func:`_meanwhile`
-        (``_execute_gen`` is psycopg's own, unchanged since 3.0; without it, ``meanwhile`` runs
-        first and the statement after)."""
-        cursor = pg.cursor()
-        execute_gen = getattr(cursor, "_execute_gen", None)
-        if meanwhile is None or execute_gen is None:
-            if meanwhile is not None:
-                meanwhile()
-            return cursor.execute(query, params)
-        with pg.lock:
-            pg.wait(_meanwhile(execute_gen(query, params), meanwhile))
-        return cursor
-
-
-def _meanwhile(gen: Generator[Any, Any, Any], meanwhile: Callable[[], None]) -> Generator[Any, Any, Any]:
-    """Drive one of psycopg's query generators and run ``meanwhile()`` the first time it waits to
-    read only: the query has been sent whole and the server is working on it. The command's own CPU
-    work (the projections of its update) then overlaps the database's round trip instead of
-    following it. ``meanwhile`` must not touch this connection, and must not raise (what it raises
-    is held until the query has finished, then raised)."""
-    import psycopg.waiting as waiting
-
-    wait_read = waiting.Wait.R
-    failure: BaseException | None = None
-    called = False
-    state = next(gen)
-    while True:
-        if not called and state == wait_read:
-            called = True
-            try:
-                meanwhile()
-            except Exception as exc:  # noqa: BLE001 - held until the statement is done
-                failure = exc
-        try:
-            state = gen.send((yield state))
-        except StopIteration as stop:
-            if failure is not None:
-                raise failure from None
-            return stop.value
 
 
 class _PgHandle:
@@ -437,7 +387,7 @@ class SqliteCommandStore(CoreCommandStore):
         seats = row[8].split(",") if row[8] else []
         return BattleRead(BattleRecord(row[0], row[1], row[2], row[3], wire.loads(row[4]), row[5], row[6]), row[7], seats)
 
-    def write(self, conn: Any, w: CommandWrite, meanwhile: Callable[[], None] | None = None) -> Written | None:
+    def write(self, conn: Any, w: CommandWrite) -> Written | None:
         state, at = wire.dumps(w.state), _sqlite_time(w.at)
         try:
             changed = conn.execute(_SQLITE_CAS, (w.new_version, state, w.status, at, w.battle_id, w.current))

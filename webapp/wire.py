@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -76,28 +75,8 @@ class BoardPacket(packet.Packet):
 class QueueJson:
     """The ``json`` of messages between the board's own server processes (orjson both ways)."""
 
-    @staticmethod
-    def dumps(obj: Any, **_: Any) -> bytes:
-        return obj.data if type(obj) is _Encoded else dumps_bytes(obj)
-
+    dumps = staticmethod(dumps)
     loads = staticmethod(loads)
-
-
-@dataclass
-class PreparedBatch:
-    """A queue message of :meth:`BoardRedisManager.emit_many` and its encoding."""
-
-    message: dict[str, Any]
-    encoded: bytes
-
-
-class _Encoded:
-    """A queue message encoded already: :class:`QueueJson` writes its bytes as they are."""
-
-    __slots__ = ("data",)
-
-    def __init__(self, data: bytes) -> None:
-        self.data = data
 
 
 class BoardRedisManager(socketio.RedisManager):
@@ -129,10 +108,6 @@ class BoardRedisManager(socketio.RedisManager):
             yield message
 
     def emit_many(self, emits: list[tuple[str, Any, str | list[str]]], namespace: str = "/", battle: dict[str, Any] | None = None) -> None:
-        self.send_prepared(self.prepare_many(emits, namespace, battle))
-
-    def prepare_many(self, emits: list[tuple[str, Any, str | list[str]]], namespace: str = "/", battle: dict[str, Any] | None = None) -> PreparedBatch:
-        """The queue message of :meth:`emit_many`, encoded, to send later with :meth:`send_prepared`."""
         # each payload is encoded once, here, as its Socket.IO packet: no process decodes and
         # re-encodes it on the way to its sockets
         batch = [
@@ -153,11 +128,8 @@ class BoardRedisManager(socketio.RedisManager):
             # for the other processes only: never part of a packet, so it reaches no client
             "battle": battle,
         }
-        return PreparedBatch(message, dumps_bytes(message))
-
-    def send_prepared(self, prepared: PreparedBatch) -> None:
-        self._handle_emit(prepared.message)  # this process's rooms now
-        self._publish(_Encoded(prepared.encoded))  # the other processes' rooms
+        self._handle_emit(message)  # this process's rooms now
+        self._publish(message)  # the other processes' rooms
 
     def _handle_emit(self, message: dict[str, Any]) -> None:
         batch = message.get("batch")

@@ -59,7 +59,7 @@ def test_the_queue_drops_a_process_own_batches_undecoded(monkeypatch: Any) -> No
     emits = [("update", {"v": 1}, "t1:spectators")]
     published: list[bytes] = []
     for m in (manager, other):
-        monkeypatch.setattr(m, "_publish", lambda data, m=m: published.append(m.json.dumps(data)))
+        monkeypatch.setattr(m, "_publish", lambda data, m=m: published.append(m.json.dumps(data).encode()))
         monkeypatch.setattr(m, "_handle_emit", lambda message: None)
         m.set_server(SimpleNamespace(packet_class=wire.BoardPacket))
         assert m.json is wire.QueueJson  # not the packets' JSON module python-socketio would set
@@ -87,7 +87,7 @@ def test_a_peer_battle_is_kept_before_its_batch_reaches_the_rooms_and_never_in_a
     manager.basic_enter_room(sid, "/", "t1:spectators")
     battle = {"id": 7, "table_id": 1, "system_id": "phantoms-bane", "version": 4, "state": {"secret": "attack"}, "seed": "s33d", "status": "active"}
     sent: list[dict[str, Any]] = []
-    peer._publish = lambda data: sent.append(wire.loads(peer.json.dumps(data)))  # type: ignore[method-assign]
+    peer._publish = lambda data: sent.append(wire.loads(wire.dumps(data)))  # type: ignore[method-assign]
     peer.emit_many([("update", {"v": 4}, "t1:spectators")], battle=battle)
     manager._handle_emit(sent[0])  # as the listener hands it over
     assert [kind for kind, _ in order] == ["battle", "packet"]
