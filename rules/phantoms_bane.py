@@ -48,7 +48,6 @@ from .core import (
     clone,
     event,
     owner_visibility,
-    public_combatant_fields,
     require,
 )
 from .dice import DiceSource, Roll
@@ -628,16 +627,20 @@ def _may_see_choice(state: Mapping[str, Any], cid: str, own: set[str], gm: bool)
 
 
 def _project(state: Mapping[str, Any], own: set[str], gm: bool) -> dict[str, Any]:
-    """What a viewer sees: everything public, plus the pending choices of ``own`` (all for the GM)."""
+    """What a viewer sees: everything public, plus the pending choices of ``own`` (all for the GM).
+
+    The view shares nested values (gear, the last turn, the outcome) with the state instead of
+    copying them: a state is never changed once made (``apply`` works on a copy), and a view is only
+    read and sent. It is computed for every viewer after every declaration, so copies would cost."""
     combatants: dict[str, Any] = {}
     for cid in state["order"]:
         c = state["combatants"][cid]
-        entry = public_combatant_fields(c, _VISIBLE_KEYS)
+        entry = {key: c[key] for key in _VISIBLE_KEYS if key in c}
         entry["id"] = cid
         for slot, stat in (("weapon", "offence"), ("armour", "defence")):
             item = c.get(slot)
             entry[slot] = (
-                {**clone(item), "effective": capped(item["bonus"], c[stat])} if item else None
+                {**item, "effective": capped(item["bonus"], c[stat])} if item else None
             )
             entry[f"{slot}_label"] = _gear_label(item, c[stat])
         entry["has_chosen"] = state["choices"].get(cid) is not None
@@ -659,8 +662,8 @@ def _project(state: Mapping[str, Any], own: set[str], gm: bool) -> dict[str, Any
             for cid in state["order"]
             if state["choices"].get(cid) is None and state.get("status") == "active"
         ],
-        "last_turn": clone(state.get("last_turn")),
-        "outcome": clone(state.get("outcome")),
+        "last_turn": state.get("last_turn"),
+        "outcome": state.get("outcome"),
         "options": {"labels": dict(OPTION_LABELS)},
     }
     if gm:

@@ -653,6 +653,19 @@ def test_state_is_json_and_apply_does_not_mutate() -> None:
     assert "seed" not in json.dumps(new)
 
 
+def test_a_view_stays_what_it_showed_while_the_duel_goes_on() -> None:
+    """Views share nested values with their state (no copies per viewer): the turns that follow
+    change neither an earlier view nor the state it was computed from."""
+    state = jharek_vs_monster()
+    first, _ = turn(state, {"j": "attack", "m": "attack"}, [1, 3, 5, 6, 1])
+    views = {v.role + str(v.seat): PB.view_for(first, v) for v in (GM, SPECTATOR, Viewer.player("s1"))}
+    shown = copy.deepcopy(views)
+    kept = copy.deepcopy(first)
+    second, _ = turn(first, {"j": "defend", "m": "attack"}, [6, 2, 4, 4])
+    assert second["last_turn"] != first["last_turn"]
+    assert views == shown and first == kept
+
+
 def test_forms_and_presets() -> None:
     names = [f.name for f in PB.combatant_fields()]
     assert names[:4] == ["offence", "defence", "health", "skill"] and "temperament" in names
