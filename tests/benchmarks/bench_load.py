@@ -26,13 +26,15 @@ the kernel) while the tables play, and the same figures for a bare python-socket
 broadcasting a payload of the same average size to the same clients (same process count, same
 server stack: gunicorn gevent, or python-socketio's threading mode on Werkzeug against the embedded
 server; same message queue), with the ratio. The bare payload is a real spectator update of
-the run, padded to the average size.
+the run, padded to the average size. It also splits the board's latencies into the commands that
+were under way while a GM restarted an ended duel (on any table) and the rest.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import bisect
 import gc
 import json
 import multiprocessing as mp
@@ -294,6 +296,8 @@ class TableRun:
         self.commands = 0
         self.restarts = 0  # duels that ended and were restarted by the GM
         self.errors: list[str] = []
+        self.timed: list[tuple[float, float]] = []  # each measured command: sent, last client's update
+        self.restart_windows: list[tuple[float, float]] = []  # each GM restart: called, answered
         self.final: dict[int, int] = {}
         self.first_v: dict[int, int] = {}
         self.samples: list[dict[str, Any]] = []  # a spectator's first updates
@@ -373,9 +377,12 @@ class TableRun:
                     self.errors.append(f"update v{v} did not reach every client")
                 else:
                     self.latencies.append(done - sent)
+                    self.timed.append((sent, done))
             elif "ended" in str(ack.get("error", "")):
                 self.restarts += 1
+                called = time.monotonic()
                 restarted = await gm.call("battle_restart", {}, timeout=15)
+                self.restart_windows.append((called, time.monotonic()))
                 if not restarted.get("ok"):
                     self.errors.append(str(restarted))
                     break
@@ -424,6 +431,8 @@ async def client_main(specs: list[dict[str, Any]], urls: list[str], bare: bool, 
     gc.enable()
     result = {
         "latencies": [x for run in runs for x in run.latencies],
+        "timed": [x for run in runs for x in run.timed],
+        "restart_windows": [x for run in runs for x in run.restart_windows],
         "commands": sum(run.commands for run in runs),
         "restarts": sum(run.restarts for run in runs),
         "lost": sum(run.lost() for run in runs),
@@ -482,6 +491,8 @@ def drive(specs: list[dict[str, Any]], urls: list[str], *, bare: bool, size: int
     merged["errors"] = [e for r in results for e in r["errors"]][:10]
     merged["samples"] = [p for r in results for p in r.get("samples", [])]
     merged["latencies"] = latencies
+    merged["timed"] = [x for r in results for x in r["timed"]]  # one clock: CLOCK_MONOTONIC is system-wide
+    merged["restart_windows"] = [x for r in results for x in r["restart_windows"]]
     merged["window"] = samples
     return merged
 
@@ -513,6 +524,23 @@ def pct(values: list[float], p: float) -> float:
 # --- the runs ----------------------------------------------------------------------------------
 
 
+def split_by_restarts(timed: list[tuple[float, float]], windows: list[tuple[float, float]]) -> tuple[list[float], list[float]]:
+    """The latencies of the commands that were under way while a GM restarted a duel (on any
+    table), and of the others: a restart (a new battle, its update and every room's table view) is
+    the largest piece of work a server does in the run, and it shares the server with them."""
+    windows = sorted(windows)
+    starts = [w[0] for w in windows]
+    during: list[float] = []
+    others: list[float] = []
+    longest = max((end - start for start, end in windows), default=0.0)
+    for sent, done in timed:
+        first = bisect.bisect_left(starts, sent - longest)
+        last = bisect.bisect_right(starts, done)
+        overlaps = any(end > sent for _, end in windows[first:last])
+        (during if overlaps else others).append(done - sent)
+    return sorted(during), sorted(others)
+
+
 def refresh_specs(database_url: str, specs: list[dict[str, Any]]) -> None:
     """Each table's battle and version as the last drive left them (for the next drive)."""
     from sqlalchemy import text
@@ -542,6 +570,8 @@ def merged(parts: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {key: sum(r[key] for r in runs) for key in
                            ("commands", "restarts", "lost", "out_of_order", "error_count", "bytes", "updates", "client_cpu", "client_play_cpu")}
     out["latencies"] = sorted(x for r in runs for x in r["latencies"])
+    out["timed"] = [x for r in runs for x in r["timed"]]
+    out["restart_windows"] = [x for r in runs for x in r["restart_windows"]]
     out["errors"] = [e for r in runs for e in r["errors"]][:10]
     out["samples"] = runs[0]["samples"]
     plays = [play_cpu(r) for r in runs]
@@ -674,6 +704,12 @@ def report(r: dict[str, Any]) -> None:
           f"p50 {b50:.1f} ms  p99 {b99:.1f} ms, lost {bare['lost']}, out of order {bare['out_of_order']}, server CPU {r['bare_server_cpu'] * 100:.0f}%")
     print(f"   ratio board/bare: p50 {p50 / b50:.2f}x  p99 {p99 / b99:.2f}x"
           + (f"   (p99 of each turn: {', '.join(f'{a / b:.2f}x' for a, b in zip(real['p99s'], bare['p99s'], strict=False))})" if r["pairs"] > 1 else ""))
+    during, others = split_by_restarts(real["timed"], real["restart_windows"])
+    restart_ms = sorted((end - start) * 1000 for start, end in real["restart_windows"])
+    if restart_ms:
+        print(f"   GM restarts of ended duels: {len(restart_ms)}, p50 {restart_ms[len(restart_ms) // 2]:.1f} ms each; commands under way meanwhile"
+              f" (any table): {len(during)}, p50 {pct(during, 50):.1f} ms p99 {pct(during, 99):.1f} ms; the other {len(others)}:"
+              f" p50 {pct(others, 50):.1f} ms p99 {pct(others, 99):.1f} ms")
     print(f"   CPU steal: {r['steal_real']:.1f}% during the board run, {r['steal_bare']:.1f}% during the bare run")
     print(f"   machine ({os.cpu_count()} CPUs): client processes {r['client_cpu'] * 100:.0f}% of a core, other programs"
           f" {r['others_cpu'] * 100:.0f}% of a core (bare run: {r['bare_others_cpu'] * 100:.0f}%), load average {r['load']} at the start")
