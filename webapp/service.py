@@ -57,7 +57,7 @@ from .models import (
     Seat,
     utcnow,
 )
-from .store import BattleRecord, CommandWrite, command_store, event_rows
+from .store import BattleRecord, CommandWrite, PostgresCommandStore, command_store, event_rows
 
 log = logging.getLogger("battleboard")
 
@@ -152,6 +152,14 @@ def clean_name(raw: Any, what: str = "name", limit: int = 40) -> str:
     if len(text) > limit:
         raise InvalidDeclaration(f"the {what} is too long (at most {limit} characters)")
     return text
+
+
+def _require_seats(lineup: Iterable[Mapping[str, Any]], seats: Iterable[Seat]) -> None:
+    """Every seat the lineup hands a combatant to must be one of the table's seats."""
+    seat_ids = {seat.public_id for seat in seats}
+    for entry in lineup:
+        if entry.get("controller") == "seat" and entry.get("seat") not in seat_ids:
+            raise InvalidDeclaration(f"{entry.get('name')}: that player seat is not at this table")
 
 
 class BattleService:
@@ -308,14 +316,8 @@ class BattleService:
             raise NotFound("no such table")
         return table
 
-    def _check_seats(self, s: Session, table: GameTable, lineup: Iterable[Mapping[str, Any]]) -> list[Seat]:
-        """The table's seats (in joining order), after checking that every seat the lineup names is one."""
-        seats = list(s.exec(select(Seat).where(Seat.table_id == table.id).order_by(Seat.id)))
-        seat_ids = {seat.public_id for seat in seats}
-        for entry in lineup:
-            if entry.get("controller") == "seat" and entry.get("seat") not in seat_ids:
-                raise InvalidDeclaration(f"{entry.get('name')}: that player seat is not at this table")
-        return seats
+    def _check_seats(self, s: Session, table: GameTable, lineup: Iterable[Mapping[str, Any]]) -> None:
+        _require_seats(lineup, s.exec(select(Seat).where(Seat.table_id == table.id)))
 
     # --- rosters ----------------------------------------------------------------------------
     def rosters(self, system_id: str) -> list[dict[str, Any]]:
@@ -409,33 +411,65 @@ class BattleService:
 
     def start_battle(self, table_id: int, *, seed: str | None = None) -> CommandResult:
         """Start a new battle from the table's lineup and options; it becomes the table's battle."""
+        if isinstance(self._store, PostgresCommandStore):
+            return self._start_battle_in_two_round_trips(table_id, seed)
         with self._writer, self.session() as s:
             table = self._get_table(s, table_id)
-            system = get_system(table.system_id)
-            with rules_guard("lineup"):
-                lineup = system.validate_lineup(table.lineup)
-            seats = self._check_seats(s, table, lineup)
-            if len(lineup) < system.min_combatants:
-                raise IllegalDeclaration(f"{system.name} needs at least {system.min_combatants} combatants in the lineup")
-            options = system.validate_options(table.options)
-            battle_seed = seed or secrets.token_hex(16)
-            with rules_guard("lineup"):
-                state, events = system.setup(lineup, options, SeededDice(derive_seed(battle_seed, 1)))
-            battle = Battle(table_id=table.id, system_id=system.id, version=1, state=state, seed=battle_seed, status=state.get("status", "active"))
+            seats = list(s.exec(select(Seat).where(Seat.table_id == table.id).order_by(Seat.id)))
+            system_id, state, events, battle_seed = self._setup_battle(table, seats, seed)
+            battle = Battle(table_id=table.id, system_id=system_id, version=1, state=state, seed=battle_seed, status=state.get("status", "active"))
             s.add(battle)
             s.flush()
             s.add(BattleSnapshot(battle_id=battle.id, version=1, state=state, prev_version=None, checkpoint=True))
-            events = list(events) or [make_event("battle.started", f"A {system.name} battle begins.")]
             self._write_events(s, battle.id, 1, events)
             table.battle_id = battle.id
             s.add(table)
             s.commit()
-            result = CommandResult(
-                battle.id, table.id, 1, 0, self._wire_events(1, events), battle=battle,
-                seat_ids=[seat.public_id for seat in seats], table=table, seats=seats,
-            )
+            started = BattleRecord(battle.id or 0, table_id, system_id, 1, state, battle_seed, battle.status)
+        return self._started(started, table, seats, events)
+
+    def _start_battle_in_two_round_trips(self, table_id: int, seed: str | None) -> CommandResult:
+        """:meth:`start_battle` on PostgreSQL: one read and one write statement (through the ORM it
+        took about ten round trips, and under gevent every round trip waits for the other greenlets,
+        so a restart in a busy process took several times its own work)."""
+        store = self._store
+        assert isinstance(store, PostgresCommandStore)
+        with store.connection() as conn:
+            found = store.start_read(conn, table_id)
+            if found is None:
+                raise NotFound("no such table")
+            table, seats = found
+            system_id, state, events, battle_seed = self._setup_battle(table, seats, seed)
+            status = state.get("status", "active")
+            battle_id = store.start_write(conn, table, state, battle_seed, status, events, utcnow())
+        table.battle_id = battle_id
+        return self._started(BattleRecord(battle_id, table_id, system_id, 1, state, battle_seed, status), table, seats, events)
+
+    def _started(self, battle: BattleRecord, table: GameTable, seats: list[Seat], events: list[dict[str, Any]]) -> CommandResult:
+        """A new battle written: this process knows its first version (its first command needs no
+        read, and the broadcast carries it to the other processes), and every room gets it."""
+        self._remember_battle(battle)
+        result = CommandResult(
+            battle.id, battle.table_id, 1, 0, self._wire_events(1, events), battle=battle,
+            seat_ids=[seat.public_id for seat in seats], table=table, seats=seats,
+        )
         self._broadcast(result)
         return result
+
+    def _setup_battle(self, table: GameTable, seats: list[Seat], seed: str | None) -> tuple[str, dict[str, Any], list[dict[str, Any]], str]:
+        """A new battle of the table's lineup and options: its system, first state, events and seed."""
+        system = get_system(table.system_id)
+        with rules_guard("lineup"):
+            lineup = system.validate_lineup(table.lineup)
+        _require_seats(lineup, seats)
+        if len(lineup) < system.min_combatants:
+            raise IllegalDeclaration(f"{system.name} needs at least {system.min_combatants} combatants in the lineup")
+        options = system.validate_options(table.options)
+        battle_seed = seed or secrets.token_hex(16)
+        with rules_guard("lineup"):
+            state, events = system.setup(lineup, options, SeededDice(derive_seed(battle_seed, 1)))
+        events = list(events) or [make_event("battle.started", f"A {system.name} battle begins.")]
+        return system.id, state, events, battle_seed
 
     def declare(
         self,

@@ -35,7 +35,7 @@ from sqlalchemy.exc import IntegrityError
 from rules import RulesError
 
 from . import wire
-from .models import Battle, BattleCommand, BattleEvent, BattleSnapshot, Seat
+from .models import Battle, BattleCommand, BattleEvent, BattleSnapshot, GameTable, Seat
 
 
 class DatabaseUnavailable(RulesError):
@@ -241,6 +241,34 @@ SELECT count(*), ARRAY(SELECT s.public_id FROM seat s WHERE s.table_id = %(table
 
 _PG_SEAT_IDS = "SELECT public_id FROM seat WHERE table_id = %(table_id)s ORDER BY id"
 
+# A new battle: the table and its seats in one read, then everything the battle starts with (its row,
+# first snapshot and events, and the table pointing at it) in one statement.
+_PG_START_READ = """
+SELECT t.id, t.slug, t.name, t.system_id, t.join_code, t.gm_token, t.lineup::text, t.options::text, t.gm_notes,
+       t.battle_id, t.created_at,
+       (SELECT json_agg(json_build_object('id', s.id, 'public_id', s.public_id, 'name', s.name, 'token', s.token,
+                                          'created_at', s.created_at) ORDER BY s.id)
+        FROM seat s WHERE s.table_id = t.id)::text
+FROM game_table t WHERE t.id = %(table_id)s
+"""
+_PG_START_WRITE = """
+WITH started AS (
+    INSERT INTO battle (table_id, system_id, version, state, seed, status, created_at, updated_at)
+    VALUES (%(table_id)s::integer, %(system_id)s::varchar, 1, %(state)s, %(seed)s::varchar, %(status)s::varchar, %(at)s, %(at)s)
+    RETURNING id
+), snapshot AS (
+    INSERT INTO battle_snapshot (battle_id, version, state, prev_version, checkpoint)
+    SELECT id, 1, %(state)s, NULL, true FROM started
+), events AS (
+    INSERT INTO battle_event (battle_id, version, "index", type, visibility, payload, created_at)
+    SELECT started.id, 1, (e.value ->> 'index')::integer, e.value ->> 'type', e.value ->> 'visibility', e.value -> 'payload', %(at)s
+    FROM started, json_array_elements(%(events)s) AS e(value)
+), pointed AS (
+    UPDATE game_table SET battle_id = (SELECT id FROM started) WHERE id = %(table_id)s::integer
+)
+SELECT id FROM started
+"""
+
 
 class PostgresCommandStore(CoreCommandStore):
     """A command's reads and writes on psycopg directly: one read, one atomic write statement."""
@@ -271,19 +299,23 @@ class PostgresCommandStore(CoreCommandStore):
             handle.release()
 
     def read(self, conn: Any, battle_id: int, msg_id: str | None) -> BattleRead | None:
-        params = {"battle_id": battle_id, "msg_id": msg_id}
+        row = self._read_row(conn, _PG_READ, {"battle_id": battle_id, "msg_id": msg_id})
+        if row is None:
+            return None
+        battle = BattleRecord(row[0], row[1], row[2], row[3], wire.loads(row[4]), row[5], row[6])  # the state read by orjson
+        return BattleRead(battle, row[7], list(row[8]))
+
+    def _read_row(self, conn: Any, query: str, params: dict[str, Any]) -> Any:
+        """One row of a query that writes nothing: on a fresh connection once more when the pooled
+        one turns out dead (see :meth:`connection`)."""
         try:
-            row = conn.pg.execute(_PG_READ, params).fetchone()
+            return conn.pg.execute(query, params).fetchone()
         except self._psycopg.OperationalError:
             if not conn.pg.broken:
                 raise
             conn.discard()
             conn.checkout()
-            row = conn.pg.execute(_PG_READ, params).fetchone()
-        if row is None:
-            return None
-        battle = BattleRecord(row[0], row[1], row[2], row[3], wire.loads(row[4]), row[5], row[6])  # the state read by orjson
-        return BattleRead(battle, row[7], list(row[8]))
+            return conn.pg.execute(query, params).fetchone()
 
     def write(self, conn: Any, w: CommandWrite) -> Written | None:
         Json = self._json
@@ -308,6 +340,39 @@ class PostgresCommandStore(CoreCommandStore):
     def seat_ids(self, table_id: int) -> list[str]:
         with self.connection() as conn:
             return [row[0] for row in conn.pg.execute(_PG_SEAT_IDS, {"table_id": table_id})]
+
+    def start_read(self, conn: Any, table_id: int) -> tuple[GameTable, list[Seat]] | None:
+        """A table and its seats (in joining order) for a new battle, in one round trip."""
+        row = self._read_row(conn, _PG_START_READ, {"table_id": table_id})
+        if row is None:
+            return None
+        table = GameTable(
+            id=row[0], slug=row[1], name=row[2], system_id=row[3], join_code=row[4], gm_token=row[5],
+            lineup=wire.loads(row[6]), options=wire.loads(row[7]), gm_notes=row[8], battle_id=row[9], created_at=row[10],
+        )
+        seats = [
+            Seat(id=s["id"], table_id=table_id, public_id=s["public_id"], name=s["name"], token=s["token"],
+                 created_at=datetime.fromisoformat(s["created_at"]))
+            for s in wire.loads(row[11] or "[]")
+        ]
+        return table, seats
+
+    def start_write(self, conn: Any, table: GameTable, state: dict[str, Any], seed: str, status: str,
+                    events: list[dict[str, Any]], at: datetime) -> int:
+        """Write a table's new battle (its row, first snapshot and events) and make it the table's
+        battle, in one statement; the new battle's id."""
+        Json = self._json
+        rows = [{"index": r["index"], "type": r["type"], "visibility": r["visibility"], "payload": r["payload"]}
+                for r in event_rows(0, 1, events, at)]
+        params = {"table_id": table.id, "system_id": table.system_id, "state": Json(state), "seed": seed, "status": status,
+                  "at": at, "events": Json(rows)}
+        try:
+            row = conn.pg.execute(_PG_START_WRITE, params).fetchone()
+        except self._psycopg.OperationalError:
+            if conn.pg.broken:
+                raise DatabaseUnavailable() from None
+            raise
+        return int(row[0])
 
 
 class _PgHandle:

@@ -15,7 +15,7 @@ from sqlmodel import Session, col, select
 
 from rules import Viewer
 from tests.conftest import Table, make_app
-from webapp.models import BattleCommand, BattleEvent, BattleSnapshot, utcnow
+from webapp.models import BattleCommand, BattleEvent, BattleSnapshot, Seat, utcnow
 from webapp.store import CommandWrite, CoreCommandStore, PostgresCommandStore, SqliteCommandStore
 
 pytestmark = pytest.mark.services
@@ -162,8 +162,10 @@ def test_the_next_command_applies_to_the_version_this_process_wrote_without_read
     reads: list[int] = []
     real_read = store.read
     monkeypatch.setattr(store, "read", lambda conn, battle_id, msg_id: reads.append(battle_id) or real_read(conn, battle_id, msg_id))
+    assert table.battle_id is not None
+    service._forget_battle(table.battle_id)  # as in a process that has not written this battle yet
     first = _choose(service, table, table.seat_a.public_id, "jharek", "fast-1", table.version)
-    assert reads == [table.battle_id]  # the process had not written this battle yet
+    assert reads == [table.battle_id]
     second = _choose(service, table, table.seat_b.public_id, "monster", "fast-2", first.version)
     assert reads == [table.battle_id], "the second command used the version the first one wrote"
     assert second.version == first.version + 1 == table.version
@@ -287,3 +289,54 @@ def test_a_battle_another_process_sent_along_needs_no_read(table: Table, monkeyp
     # a message without a battle's shape is ignored
     for broken in ({}, {**queue(third), "state": None}, {**queue(third), "version": "9"}, {**queue(third), "id": None}):
         assert not here.learn_battle(broken)
+
+
+def test_a_started_battle_is_whole_and_its_first_command_needs_no_read(table: Table, monkeypatch: Any) -> None:
+    """A new battle (on PostgreSQL one read and one write statement, elsewhere through the ORM)
+    reads back the same through the models; the process that started it knows its first version."""
+    from webapp.models import Battle, GameTable
+
+    service, store = table.service, table.service._store
+    started = service.start_battle(table.table.id, seed="start-seed")
+    assert started.version == 1 and started.table is not None and started.seats is not None
+    assert started.table.battle_id == started.battle_id
+    assert [seat.public_id for seat in started.seats] == [table.seat_a.public_id, table.seat_b.public_id] == started.seat_ids
+    with Session(service.engine) as s:
+        battle = s.get(Battle, started.battle_id)
+        row = s.get(GameTable, table.table.id)
+        assert battle is not None and row is not None and row.battle_id == started.battle_id
+        assert battle.version == 1 and battle.seed == "start-seed" and battle.status == "active" and battle.table_id == row.id
+        snap = s.get(BattleSnapshot, (started.battle_id, 1))
+        assert snap is not None and snap.state == battle.state and snap.checkpoint is True and snap.prev_version is None
+        events = s.exec(select(BattleEvent).where(BattleEvent.battle_id == started.battle_id).order_by(col(BattleEvent.index))).all()
+        assert [(e.version, e.index, e.type) for e in events] == [(1, i, ev["type"]) for i, ev in enumerate(started.events)]
+        # the table the start passes along (for the rooms' table views) is the table as stored
+        assert row.model_dump() == started.table.model_dump()
+        seats = s.exec(select(Seat).where(Seat.table_id == row.id).order_by(col(Seat.id))).all()
+        assert [x.model_dump() for x in seats] == [x.model_dump() for x in started.seats]
+    reads: list[int] = []
+    real_read = store.read
+    monkeypatch.setattr(store, "read", lambda conn, battle_id, msg_id: reads.append(battle_id) or real_read(conn, battle_id, msg_id))
+    table.battle_id = started.battle_id
+    first = _choose(service, table, table.seat_a.public_id, "jharek", "after-start-1", 1)
+    assert reads == [] and first.version == 2 == table.version
+
+
+def test_a_start_refuses_a_lineup_seat_that_is_not_at_the_table(table: Table) -> None:
+    from rules import InvalidDeclaration
+    from webapp.models import GameTable
+
+    service = table.service
+    with Session(service.engine) as s:
+        row = s.get(GameTable, table.table.id)
+        assert row is not None
+        lineup = [dict(entry) for entry in row.lineup]
+        lineup[0]["seat"] = "s-nobody"
+        row.lineup = lineup
+        s.add(row)
+        s.commit()
+    before = table.battle_id
+    with pytest.raises(InvalidDeclaration, match="seat is not at this table"):
+        service.start_battle(table.table.id)
+    with Session(service.engine) as s:
+        assert s.get(GameTable, table.table.id).battle_id == before  # type: ignore[union-attr]
