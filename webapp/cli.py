@@ -54,7 +54,8 @@ def ensure_demo(app: Any) -> Any:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from .app import create_app, settle_memory, socketio
+    from .app import create_app, hub, settle_memory, socketio
+    from .db import checkpoint_in_background
     from .vendor import VendorError, ensure_client
 
     app = create_app(public_url=args.public_url)
@@ -72,6 +73,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     print("Create more tables from the front page:", host_urls(args.host, args.port, args.public_url)[-1] + "/")
     sys.stdout.flush()
     settle_memory()
+    checkpoint_in_background(hub(app).service.engine)
     socketio.run(app, host=args.host, port=args.port, allow_unsafe_werkzeug=True, use_reloader=False, log_output=False)
     return 0
 

@@ -18,8 +18,9 @@ from __future__ import annotations
 import os
 import sys
 
-from .app import create_app, settle_memory, socketio
+from .app import create_app, hub, settle_memory, socketio
 from .config import load_config
+from .db import checkpoint_in_background
 
 
 def _gevent_patched() -> bool:
@@ -39,5 +40,6 @@ def build_app() -> object:
 
 app = build_app()
 settle_memory()
+checkpoint_in_background(hub(app).service.engine)  # SQLite only
 
 __all__ = ["app", "socketio"]

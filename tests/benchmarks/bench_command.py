@@ -33,12 +33,15 @@ def pct(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))] * 1000
 
 
-def run(database_url: str, commands: int) -> None:
+def run(database_url: str, commands: int, background_checkpoints: bool = True) -> None:
     from rules import Viewer, get_system
     from webapp.app import create_app, hub
+    from webapp.db import checkpoint_in_background
 
     app = create_app(database_url=database_url, async_mode="threading", secret_key="bench", message_queue=None)
     service = hub(app).service
+    if background_checkpoints and checkpoint_in_background(service.engine):  # as a serving process does
+        print("SQLite: the write-ahead log is checkpointed by a thread of its own")
     presets = {p["name"]: p for p in get_system("phantoms-bane").presets()}
     sturdy = {"health": 30, "defence": 12, "armour_bonus": 8}
     table = service.create_table("Bench table", "phantoms-bane")
@@ -92,10 +95,12 @@ def main() -> int:
     parser.add_argument("--commands", type=int, default=1500)
     parser.add_argument("--pg", default=os.environ.get("BATTLEBOARD_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres"))
     parser.add_argument("--synchronous-commit", choices=["on", "off"], default="on", help="PostgreSQL (a diagnosis: the commit's flush)")
+    parser.add_argument("--no-background-checkpoints", action="store_true",
+                        help="SQLite (a diagnosis): leave the log's checkpoints to the commits, as before")
     args = parser.parse_args()
     if args.database == "sqlite":
         with tempfile.TemporaryDirectory() as work:
-            run(f"sqlite:///{Path(work) / 'battleboard.sqlite3'}", args.commands)
+            run(f"sqlite:///{Path(work) / 'battleboard.sqlite3'}", args.commands, not args.no_background_checkpoints)
         return 0
     import psycopg
 
