@@ -15,6 +15,8 @@ Three implementations with the same contract:
   then one statement whose data-modifying ``WITH`` parts write everything only if the compare-and-set
   matched (PostgreSQL runs a single statement atomically). Under gevent every round trip lets other
   greenlets run before the command can go on, so round trips, not CPU, set a command's latency there.
+  A new battle is likewise one read (the table and its seats) and one write statement there
+  (:meth:`PostgresCommandStore.start_read`, :meth:`PostgresCommandStore.start_write`).
 """
 
 from __future__ import annotations
