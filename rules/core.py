@@ -403,11 +403,6 @@ def clone(value: Any) -> Any:
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
-def public_combatant_fields(combatant: Mapping[str, Any], keys: Iterable[str]) -> dict[str, Any]:
-    """Copy only the listed keys of a combatant (for projections)."""
-    return {k: clone(combatant[k]) for k in keys if k in combatant}
-
-
 def require(
     declaration: Mapping[str, Any], key: str, kind: type | tuple[type, ...], what: str | None = None
 ) -> Any:

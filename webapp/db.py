@@ -93,7 +93,7 @@ def checkpoint_in_background(engine: Engine, every_seconds: float = 0.25) -> boo
         pass
 
     def checkpoints() -> None:
-        connection = sqlite3.connect(database, timeout=1.0, check_same_thread=False)
+        connection = sqlite3.connect(database, timeout=1.0)
         while True:
             sleep(every_seconds)
             try:

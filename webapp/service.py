@@ -425,7 +425,8 @@ class BattleService:
             table.battle_id = battle.id
             s.add(table)
             s.commit()
-            started = BattleRecord(battle.id or 0, table_id, system_id, 1, state, battle_seed, battle.status)
+            assert battle.id is not None  # given by the flush
+            started = BattleRecord(battle.id, table_id, system_id, 1, state, battle_seed, battle.status)
         return self._started(started, table, seats, events)
 
     def _start_battle_in_two_round_trips(self, table_id: int, seed: str | None) -> CommandResult:

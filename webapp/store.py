@@ -272,6 +272,12 @@ SELECT id FROM started
 """
 
 
+def _pg_events(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``battle_event`` rows as the write statements spread them with ``json_array_elements`` (the
+    battle, version and time are the statement's own parameters)."""
+    return [{"index": r["index"], "type": r["type"], "visibility": r["visibility"], "payload": r["payload"]} for r in rows]
+
+
 class PostgresCommandStore(CoreCommandStore):
     """A command's reads and writes on psycopg directly: one read, one atomic write statement."""
 
@@ -321,12 +327,10 @@ class PostgresCommandStore(CoreCommandStore):
 
     def write(self, conn: Any, w: CommandWrite) -> Written | None:
         Json = self._json
-        events = [{"index": r["index"], "type": r["type"], "visibility": r["visibility"], "payload": r["payload"]}
-                  for r in w.event_rows()]
         params = {
             "battle_id": w.battle_id, "current": w.current, "new_version": w.new_version, "state": Json(w.state),
             "status": w.status, "at": w.at, "prev_version": w.prev_version, "checkpoint": w.checkpoint,
-            "msg_id": w.msg_id, "actor": w.actor, "declaration": Json(w.declaration), "events": Json(events),
+            "msg_id": w.msg_id, "actor": w.actor, "declaration": Json(w.declaration), "events": Json(_pg_events(w.event_rows())),
             "table_id": w.table_id,
         }
         try:
@@ -364,17 +368,10 @@ class PostgresCommandStore(CoreCommandStore):
         """Write a table's new battle (its row, first snapshot and events) and make it the table's
         battle, in one statement; the new battle's id."""
         Json = self._json
-        rows = [{"index": r["index"], "type": r["type"], "visibility": r["visibility"], "payload": r["payload"]}
-                for r in event_rows(0, 1, events, at)]
         params = {"table_id": table.id, "system_id": table.system_id, "state": Json(state), "seed": seed, "status": status,
-                  "at": at, "events": Json(rows)}
-        try:
-            row = conn.pg.execute(_PG_START_WRITE, params).fetchone()
-        except self._psycopg.OperationalError:
-            if conn.pg.broken:
-                raise DatabaseUnavailable() from None
-            raise
-        return int(row[0])
+                  "at": at, "events": Json(_pg_events(event_rows(0, 1, events, at)))}
+        # a broken connection: connection() discards it and answers DatabaseUnavailable
+        return int(conn.pg.execute(_PG_START_WRITE, params).fetchone()[0])
 
 
 class _PgHandle:
