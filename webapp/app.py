@@ -73,6 +73,8 @@ def create_app(config: Config | None = None, **overrides: Any) -> Flask:
         **queue,
         cors_allowed_origins=config.cors_allowed_origins,
         max_http_buffer_size=config.max_payload_bytes,
+        ping_interval=config.ping_interval,
+        ping_timeout=config.ping_timeout,
         serializer=BoardPacket,
         logger=False,
         engineio_logger=False,

@@ -38,6 +38,11 @@ class Config:
     #: how many reverse proxies in front set X-Forwarded-For/-Proto/-Host (0: trust none); the join
     #: rate limit counts attempts per client address, so behind nginx this must be 1
     trusted_proxies: int = 0
+    #: whole seconds between the server's pings on each connection, and how long an answer may take:
+    #: a phone that vanished without closing its connection (carried out of the Wi-Fi's range) is
+    #: noticed by both ends within their sum (python-engineio's own defaults, 25 + 20 s, took 45 s)
+    ping_interval: int = 10
+    ping_timeout: int = 10
     extra: dict = field(default_factory=dict)
 
     def finish(self) -> Config:
@@ -61,6 +66,15 @@ def _int(raw: str | None, default: int) -> int:
         return default
 
 
+def _seconds(raw: str | None, default: int) -> int:
+    """Whole seconds from 1 to an hour; anything else keeps the default."""
+    try:
+        value = int(raw) if raw else default
+    except ValueError:
+        return default
+    return value if 1 <= value <= 3600 else default
+
+
 def load_config(**overrides: object) -> Config:
     """Config from environment variables, then keyword overrides."""
     env = os.environ
@@ -73,6 +87,8 @@ def load_config(**overrides: object) -> Config:
         public_url=env.get("BATTLEBOARD_PUBLIC_URL") or None,
         trusted_proxies=_int(env.get("BATTLEBOARD_TRUSTED_PROXIES"), 0),
         db_timeout=float(_int(env.get("BATTLEBOARD_DB_TIMEOUT"), 30)),
+        ping_interval=_seconds(env.get("BATTLEBOARD_PING_INTERVAL"), 10),
+        ping_timeout=_seconds(env.get("BATTLEBOARD_PING_TIMEOUT"), 10),
     )
     for key, value in overrides.items():
         if not hasattr(config, key):

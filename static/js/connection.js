@@ -53,6 +53,12 @@ export function connect({ table, token, onTable, onBattle, onStatus, onError }) 
     if (!socket.active) { onStatus("refused", err && err.message); onError(`The board refused this page: ${err && err.message}`); }
     else onStatus("reconnecting", err && err.message);
   });
+  // When the phone's network comes back, try at once rather than when the back-off timer says (up to
+  // reconnectionDelayMax later). Losing it needs nothing here: the Socket.IO client closes its
+  // connection on the browser's "offline" event itself, and unanswered pings catch a silent drop.
+  window.addEventListener("online", () => {
+    if (!socket.connected) socket.disconnect().connect();
+  });
   socket.on("table", (payload) => {
     onTable(payload);
     if (payload.battle_id !== state.battleId) sync();

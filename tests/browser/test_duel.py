@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.conftest import LiveServer, SocketSpy, create_table
+from tests.flaky_line import FlakyLine
 
 pytestmark = pytest.mark.browser
 
@@ -151,4 +153,61 @@ def test_a_server_restart_mid_turn_keeps_the_fight(browser: Any, tmp_path: Path,
     finally:
         gm_context.close()
         phone_context.close()
+        server.stop()
+
+
+def test_a_phone_that_loses_its_network_says_so_and_catches_up(browser: Any, tmp_path: Path, shots: Path) -> None:
+    """Out of the Wi-Fi's range no packet says goodbye: the connection just goes silent. When the
+    phone's browser reports the network gone, the page shows "reconnecting" at once, and tries again
+    the moment the browser reports it back (not when its back-off timer says, up to 3 s later); when
+    the browser does not know (the phone moved to another network), the unanswered pings show it
+    within their interval plus timeout (2 + 2 s here). Either way the page catches up."""
+    server = LiveServer(tmp_path / "instance", env={"BATTLEBOARD_PING_INTERVAL": "2", "BATTLEBOARD_PING_TIMEOUT": "2"}).start()
+    line = FlakyLine(server.port)  # the phone's Wi-Fi
+    gm_context = browser.new_context(viewport={"width": 1400, "height": 900})
+    phone_context = browser.new_context(**PHONE)
+    try:
+        gm, phone = gm_context.new_page(), phone_context.new_page()
+        create_duel_table(gm, server)
+        join_link = gm.get_attribute("[data-testid=join-link]", "href").replace(server.url, line.url)
+        phone.goto(join_link)
+        phone.fill("[data-testid=join-name]", "Alice")
+        phone.click("[data-testid=join-submit]")
+        phone.wait_for_selector("[data-testid=connection-status][data-state=live]")
+        give_to_player(gm, 0, "Alice")
+        start(gm)
+        live = "[data-testid=connection-status][data-state=live]"
+        reconnecting = "[data-testid=connection-status][data-state=reconnecting]"
+
+        # 1. the browser knows: the page says so at once, long before a ping could
+        line.silence()
+        phone.evaluate("window.dispatchEvent(new Event('offline'))")
+        phone.wait_for_selector(reconnecting, timeout=1_000)
+        phone.locator("[data-testid^=choose-][data-combatant=c1]").first.click()
+        expect(phone.locator("[data-testid=notice]")).to_contain_text("reconnecting")
+        phone.screenshot(path=str(shots / "phone-offline.png"), full_page=True)
+        gm.locator("[data-testid^=choose-][data-combatant=c2]").first.click()  # the table plays on
+        gm.wait_for_selector("[data-testid=chosen-c2][data-chosen=true]")
+        phone.wait_for_timeout(5_000)  # the phone's retries meanwhile back off to their longest wait
+        assert phone.locator("[data-testid=chosen-c2][data-chosen=true]").count() == 0, "nothing reached the phone"
+        line.restore()
+        phone.evaluate("window.dispatchEvent(new Event('online'))")  # back: it tries at once
+        phone.wait_for_selector(live, timeout=1_000)
+        phone.wait_for_selector("[data-testid=chosen-c2][data-chosen=true]")
+
+        # 2. the browser does not know: the unanswered pings tell the page
+        line.silence()
+        silenced = time.monotonic()
+        phone.wait_for_selector(reconnecting, timeout=8_000)
+        assert time.monotonic() - silenced < 2 + 2 + 2
+        gm.click("[data-testid=force-resolve]")  # the GM settles the turn for the absent player
+        gm.wait_for_selector("[data-testid=last-turn][data-turn='1']")
+        line.restore()
+        phone.wait_for_selector(live, timeout=10_000)
+        phone.wait_for_selector("[data-testid=last-turn][data-turn='1']")
+        phone.screenshot(path=str(shots / "phone-caught-up.png"), full_page=True)
+    finally:
+        gm_context.close()
+        phone_context.close()
+        line.close()
         server.stop()

@@ -13,13 +13,16 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import pytest
 import socketio as socketio_client
 from sqlmodel import select
 
 from rules import Viewer
 from tests.conftest import Table, make_app
+from tests.flaky_line import FlakyLine
 from tests.server.test_sockets import choose
 from webapp.app import socketio
+from webapp.config import load_config
 from webapp.db import make_engine
 from webapp.models import BattleCommand
 from webapp.service import BattleService
@@ -140,8 +143,8 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _serve(instance: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "BATTLEBOARD_INSTANCE": str(instance), "BATTLEBOARD_SECRET_KEY": "faults", "PYTHONUNBUFFERED": "1"}
+def _serve(instance: Path, port: int, log: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "BATTLEBOARD_INSTANCE": str(instance), "BATTLEBOARD_SECRET_KEY": "faults", "PYTHONUNBUFFERED": "1", **(env or {})}
     for key in ("DATABASE_URL", "BATTLEBOARD_MESSAGE_QUEUE", "BATTLEBOARD_ASYNC_MODE"):
         env.pop(key, None)
     proc = subprocess.Popen(
@@ -264,80 +267,37 @@ def test_a_resend_after_a_lost_ack_is_answered_not_applied_twice(duel: Table) ->
 # --- a real network drop between a phone and a live server --------------------------------------
 
 
-class CuttableProxy:
-    """A TCP forwarder between a client and the server whose line can be cut and restored."""
+def _handshake(app: Any) -> dict[str, Any]:
+    """The Engine.IO open packet a new browser connection gets (its ping settings)."""
+    import json
 
-    def __init__(self, target_port: int) -> None:
-        import socket
-
-        self.target_port = target_port
-        self.listener = socket.socket()
-        self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.listener.bind(("127.0.0.1", 0))
-        self.listener.listen(16)
-        self.port = self.listener.getsockname()[1]
-        self.up = threading.Event()
-        self.up.set()
-        self.closed = False
-        self.pairs: list[tuple[Any, Any]] = []
-        self.guard = threading.Lock()
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        import socket
-
-        while not self.closed:
-            try:
-                client, _ = self.listener.accept()
-            except OSError:
-                return
-            if not self.up.is_set():
-                client.close()  # the Wi-Fi is gone: nothing gets through
-                continue
-            upstream = socket.create_connection(("127.0.0.1", self.target_port))
-            with self.guard:
-                self.pairs.append((client, upstream))
-            for a, b in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
-
-    @staticmethod
-    def _pipe(source: Any, sink: Any) -> None:
-        try:
-            while data := source.recv(65536):
-                sink.sendall(data)
-        except OSError:
-            pass
-        finally:
-            for s in (source, sink):
-                try:
-                    s.close()
-                except OSError:
-                    pass
-
-    def cut(self) -> None:
-        import socket
-
-        self.up.clear()
-        with self.guard:
-            pairs, self.pairs = self.pairs, []
-        for pair in pairs:
-            for s in pair:
-                try:
-                    s.shutdown(socket.SHUT_RDWR)
-                    s.close()
-                except OSError:
-                    pass
-
-    def restore(self) -> None:
-        self.up.set()
-
-    def close(self) -> None:
-        self.closed = True
-        self.cut()
-        self.listener.close()
+    body = app.test_client().get("/socket.io/?EIO=4&transport=polling").get_data(as_text=True)
+    assert body.startswith("0"), body
+    return json.loads(body[1:])
 
 
-def test_a_phone_cut_off_the_network_reconnects_and_catches_up(tmp_path: Path) -> None:
+def test_pings_notice_a_silent_phone_within_twenty_seconds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """python-engineio's defaults (25 s between pings, 20 s to answer) left a vanished phone showing
+    "live" for up to 45 s; the board pings every 10 s and waits 10 s, and both are configurable."""
+    opened = _handshake(make_app(tmp_path / "default"))
+    assert (opened["pingInterval"], opened["pingTimeout"]) == (10_000, 10_000)
+    monkeypatch.setenv("BATTLEBOARD_PING_INTERVAL", "3")
+    monkeypatch.setenv("BATTLEBOARD_PING_TIMEOUT", "4")
+    opened = _handshake(make_app(tmp_path / "set"))
+    assert (opened["pingInterval"], opened["pingTimeout"]) == (3_000, 4_000)
+    for nonsense in ("soon", "0", "-3", "2.5", "99999"):  # whole seconds from 1 to 3600, or the default
+        monkeypatch.setenv("BATTLEBOARD_PING_INTERVAL", nonsense)
+        assert load_config().ping_interval == 10
+
+
+#: pings as the silent drop's server sends them: a second apart, a second to answer
+QUICK_PINGS = {"BATTLEBOARD_PING_INTERVAL": "1", "BATTLEBOARD_PING_TIMEOUT": "1"}
+
+
+@pytest.mark.parametrize("drop", ["cut", "silence"])
+def test_a_phone_cut_off_the_network_reconnects_and_catches_up(tmp_path: Path, drop: str) -> None:
+    """``cut``: the connection closes. ``silence``: nothing gets through and nobody is told (out of
+    the Wi-Fi's range); the unanswered pings tell both ends within the ping interval plus timeout."""
     from tests.conftest import duel_lineup
 
     service = BattleService(make_engine(f"sqlite:///{tmp_path / 'battleboard.sqlite3'}"))
@@ -349,8 +309,8 @@ def test_a_phone_cut_off_the_network_reconnects_and_catches_up(tmp_path: Path) -
     service.set_lineup(table.id, duel_lineup(a={"controller": "seat", "seat": seat.public_id}))
     battle_id = service.start_battle(table.id, seed="wifi").battle_id
     port = _free_port()
-    server = _serve(tmp_path, port, tmp_path / "server.log")
-    proxy = CuttableProxy(port)
+    server = _serve(tmp_path, port, tmp_path / "server.log", QUICK_PINGS if drop == "silence" else None)
+    proxy = FlakyLine(port)
     phone = socketio_client.Client(reconnection=True, reconnection_delay=0.2, reconnection_delay_max=0.5)
     gm = socketio_client.Client(reconnection=False)
     held = {"v": 0, "events": [], "connects": 0, "gaps": 0}
@@ -384,11 +344,14 @@ def test_a_phone_cut_off_the_network_reconnects_and_catches_up(tmp_path: Path) -
             time.sleep(0.02)
         before = held["v"]
         assert before >= 1
-        proxy.cut()  # the phone drops off the Wi-Fi
-        deadline = time.monotonic() + 10
+        dropped = time.monotonic()
+        getattr(proxy, drop)()  # the phone drops off the Wi-Fi
+        deadline = dropped + 10
         while phone.connected and time.monotonic() < deadline:
             time.sleep(0.05)
         assert not phone.connected, "the client notices it is offline (the page shows 'reconnecting')"
+        noticed = time.monotonic() - dropped
+        assert noticed < (1.0 if drop == "cut" else 1 + 1 + 1.5), f"noticed after {noticed:.1f} s"
         v = before
         for option in ("attack", "defend", "press"):  # the table plays on
             if service.battle(battle_id).status == "ended":
