@@ -64,7 +64,13 @@ export function connect({ table, token, onTable, onBattle, onStatus, onError }) 
     if (payload.battle_id !== state.battleId) sync();
   });
   socket.on("update", (update) => {
-    if (update.battle_id !== state.battleId) { sync(); return; }
+    if (update.battle_id !== state.battleId) {
+      // A new battle's first version carries its whole view and every event so far: take it as it
+      // is (a restart then costs no round trip); anything else of another battle means a sync.
+      if (update.prev_v === 0) acceptBattle(update, true);
+      else sync();
+      return;
+    }
     if (update.v <= state.v) return; // already have it
     if (update.prev_v !== state.v) { sync(); return; }
     acceptBattle(update, false);

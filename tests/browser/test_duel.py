@@ -211,3 +211,40 @@ def test_a_phone_that_loses_its_network_says_so_and_catches_up(browser: Any, tmp
         phone_context.close()
         line.close()
         server.stop()
+
+
+def test_a_restart_reaches_every_screen_without_a_round_trip(browser: Any, live_server: LiveServer) -> None:
+    """The new battle's first update carries its whole view, so no page asks for it again."""
+    gm_context = browser.new_context(viewport={"width": 1400, "height": 900})
+    phone_context = browser.new_context(**PHONE)
+    watch_context = browser.new_context(viewport={"width": 1280, "height": 720})
+    sent: list[str] = []  # every Socket.IO frame the three pages send
+    try:
+        gm, phone, watch = gm_context.new_page(), phone_context.new_page(), watch_context.new_page()
+        for page in (gm, phone, watch):
+            page.on("websocket", lambda ws: ws.on("framesent", lambda frame: sent.append(str(frame))))
+        create_duel_table(gm, live_server)
+        join_as(phone, gm, "Alice")
+        give_to_player(gm, 0, "Alice")
+        watch.goto(gm.get_attribute("[data-testid=watch-link]", "href"))
+        watch.wait_for_selector("[data-testid=connection-status][data-state=live]")
+        start(gm)
+        phone.click("[data-testid=choose-attack][data-combatant=c1]")
+        gm.click("[data-testid=choose-attack][data-combatant=c2]")
+        for page in (gm, phone, watch):
+            page.wait_for_selector("[data-testid=last-turn][data-turn='1']")
+        assert [frame for frame in sent if '["sync"' in frame], "the spy sees the pages' frames"
+        before_restart = len(sent)
+        gm.on("dialog", lambda dialog: dialog.accept())
+        gm.click("[data-testid=restart-battle]")
+        for page in (gm, phone, watch):
+            page.wait_for_selector("[data-testid=last-turn]:not([data-turn])")
+        phone.click("[data-testid=choose-attack][data-combatant=c1]")
+        watch.wait_for_selector("[data-testid=chosen-c1][data-chosen=true]")
+        gm.wait_for_selector("[data-testid=chosen-c1][data-chosen=true]")
+        after = sent[before_restart:]
+        assert any('["battle_restart"' in frame for frame in after) and any('["declare"' in frame for frame in after)
+        assert not [frame for frame in after if '["sync"' in frame], after
+    finally:
+        for context in (gm_context, phone_context, watch_context):
+            context.close()
