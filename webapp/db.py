@@ -6,7 +6,7 @@ import _thread
 import sqlite3
 import time
 
-from sqlalchemy import event
+from sqlalchemy import event, inspect, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError, ProgrammingError
 from sqlmodel import SQLModel, create_engine
@@ -105,12 +105,32 @@ def checkpoint_in_background(engine: Engine, every_seconds: float = 0.25) -> boo
     return True
 
 
+#: columns added after their table was first made: table, column, and its SQL type with the value
+#: the rows already there get (every roster was shared by every table before libraries, so the old
+#: rows share one library)
+ADDED_COLUMNS = (
+    ("game_table", "library", "VARCHAR(64) NOT NULL DEFAULT 'shared'"),
+    ("roster", "library", "VARCHAR(64) NOT NULL DEFAULT 'shared'"),
+)
+
+
+def _add_missing_columns(engine: Engine) -> None:
+    """Bring a database made by an earlier version up to date (create_all makes only missing tables)."""
+    inspector = inspect(engine)
+    for table, column, sql in ADDED_COLUMNS:
+        if column not in {c["name"] for c in inspector.get_columns(table)}:
+            with engine.begin() as conn:
+                conn.execute(text(f"ALTER TABLE {table} ADD COLUMN {column} {sql}"))
+
+
 def create_tables(engine: Engine) -> None:
-    """Create the tables that are missing. Two processes starting at once on PostgreSQL may race on
-    the catalogue; the loser waits a moment and looks again."""
+    """Create the tables that are missing, and the columns a database of an earlier version lacks.
+    Two processes starting at once on PostgreSQL may race on the catalogue; the loser waits a moment
+    and looks again."""
     for attempt in range(5):
         try:
             SQLModel.metadata.create_all(engine)
+            _add_missing_columns(engine)
             return
         except (IntegrityError, ProgrammingError):
             if attempt == 4:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from datetime import UTC, datetime
 from typing import Any
 
@@ -11,6 +12,11 @@ from sqlmodel import Field, SQLModel
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+def new_library_key() -> str:
+    """The key of a new roster library (see :attr:`GameTable.library`)."""
+    return secrets.token_urlsafe(24)
 
 
 class GameTable(SQLModel, table=True):
@@ -29,6 +35,9 @@ class GameTable(SQLModel, table=True):
     gm_notes: str = Field(default="", sa_column=Column(Text, nullable=False, default=""))
     battle_id: int | None = Field(default=None)
     created_at: datetime = Field(default_factory=utcnow)
+    #: the key of the roster library this table's GM saves to and loads from: the tables a GM makes
+    #: from one browser share it, other GMs' tables cannot see it (it never reaches a page)
+    library: str = Field(default_factory=new_library_key, max_length=64, index=True)
 
 
 class Seat(SQLModel, table=True):
@@ -43,12 +52,15 @@ class Seat(SQLModel, table=True):
 
 
 class Roster(SQLModel, table=True):
-    """A saved group of combatants of one rule system."""
+    """A saved group of combatants of one rule system, in one GM's library."""
 
     id: int | None = Field(default=None, primary_key=True)
     name: str = Field(max_length=80)
     system_id: str = Field(max_length=40, index=True)
     created_at: datetime = Field(default_factory=utcnow)
+    #: the library it belongs to (:attr:`GameTable.library`): only that library's tables list, load
+    #: or delete it
+    library: str = Field(max_length=64, index=True)
 
 
 class RosterCombatant(SQLModel, table=True):

@@ -55,6 +55,7 @@ from .models import (
     Roster,
     RosterCombatant,
     Seat,
+    new_library_key,
     utcnow,
 )
 from .store import BattleRecord, CommandWrite, PostgresCommandStore, command_store, event_rows
@@ -63,6 +64,8 @@ log = logging.getLogger("battleboard")
 
 JOIN_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 MSG_ID_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
+#: a roster library's key, as :func:`new_library_key` makes them (or ``shared``, the rows from before)
+LIBRARY_KEY_RE = re.compile(r"^[A-Za-z0-9_-]{6,64}$")
 #: how many events a (re)connecting client gets at most; older ones are summarised by the view
 SYNC_EVENT_LIMIT = 300
 #: how many battles a process keeps as the last command it knows of left them (its own, or another
@@ -191,11 +194,15 @@ class BattleService:
         return Session(self.engine, expire_on_commit=False)
 
     # --- tables and seats -------------------------------------------------------------------
-    def create_table(self, name: Any, system_id: Any, *, slug: str | None = None) -> GameTable:
+    def create_table(self, name: Any, system_id: Any, *, slug: str | None = None, library: Any = None) -> GameTable:
+        """A new table; ``library``: the roster library of the GM's other tables (the key their
+        browser keeps), or None (or anything that is not such a key) for a library of its own."""
         if not isinstance(system_id, str):
             raise InvalidDeclaration("pick a rule system")
         system = get_system(system_id)
         table_name = clean_name(name, "table name", 80)
+        if not (isinstance(library, str) and LIBRARY_KEY_RE.match(library)):
+            library = new_library_key()
         with self.session() as s:
             for _ in range(20):
                 table = GameTable(
@@ -206,6 +213,7 @@ class BattleService:
                     gm_token=_token(),
                     lineup=[],
                     options=system.validate_options({}),
+                    library=library,
                 )
                 s.add(table)
                 try:
@@ -320,14 +328,15 @@ class BattleService:
         _require_seats(lineup, s.exec(select(Seat).where(Seat.table_id == table.id)))
 
     # --- rosters ----------------------------------------------------------------------------
-    def rosters(self, system_id: str) -> list[dict[str, Any]]:
-        """The saved rosters of a rule system, newest first, with their combatants' names (one query:
-        the GM's table payload carries them, and it is sent again whenever the table changes)."""
+    def rosters(self, system_id: str, library: str) -> list[dict[str, Any]]:
+        """The saved rosters of a rule system in one library, newest first, with their combatants'
+        names (one query: the GM's table payload carries them, and it is sent again whenever the
+        table changes)."""
         roster, member = Roster.__table__, RosterCombatant.__table__  # type: ignore[attr-defined]
         query = (
             sa_select(roster.c.id, roster.c.name, member.c.name)
             .select_from(roster.outerjoin(member, member.c.roster_id == roster.c.id))
-            .where(roster.c.system_id == system_id)
+            .where(roster.c.system_id == system_id, roster.c.library == library)
             .order_by(roster.c.id.desc(), member.c.position, member.c.id)
         )
         result: dict[int, dict[str, Any]] = {}
@@ -344,7 +353,7 @@ class BattleService:
             table = self._get_table(s, table_id)
             if not table.lineup:
                 raise IllegalDeclaration("the lineup is empty: add combatants before saving a roster")
-            roster = Roster(name=roster_name, system_id=table.system_id)
+            roster = Roster(name=roster_name, system_id=table.system_id, library=table.library)
             s.add(roster)
             s.flush()
             for position, entry in enumerate(table.lineup):
@@ -360,9 +369,7 @@ class BattleService:
         roster_id = clean_id(roster_id, "roster_id")
         with self.session() as s:
             table = self._get_table(s, table_id)
-            roster = s.get(Roster, roster_id)
-            if roster is None:
-                raise NotFound("no such roster")
+            roster = self._library_roster(s, table, roster_id)
             if roster.system_id != table.system_id:
                 raise IllegalDeclaration("that roster belongs to another rule system")
             members = s.exec(
@@ -386,19 +393,26 @@ class BattleService:
             s.refresh(table)
             return table
 
-    def delete_roster(self, roster_id: Any) -> None:
+    def delete_roster(self, table_id: int, roster_id: Any) -> None:
         if not isinstance(roster_id, int) or isinstance(roster_id, bool):
             raise InvalidDeclaration("pick a roster")
         roster_id = clean_id(roster_id, "roster_id")
         with self.session() as s:
-            roster = s.get(Roster, roster_id)
-            if roster is None:
-                raise NotFound("no such roster")
+            roster = self._library_roster(s, self._get_table(s, table_id), roster_id)
             for member in s.exec(select(RosterCombatant).where(RosterCombatant.roster_id == roster_id)):
                 s.delete(member)
             s.flush()
             s.delete(roster)
             s.commit()
+
+    @staticmethod
+    def _library_roster(s: Session, table: GameTable, roster_id: int) -> Roster:
+        """A roster of the table's library; another library's answers as a missing one does, so a
+        GM of another table can neither use nor probe it."""
+        roster = s.get(Roster, roster_id)
+        if roster is None or roster.library != table.library:
+            raise NotFound("no such roster")
+        return roster
 
     # --- battles ----------------------------------------------------------------------------
     def battle(self, battle_id: int) -> Battle:

@@ -98,7 +98,7 @@ class Hub:
                     "max_combatants": system.max_combatants,
                 },
                 presets=system.presets(),
-                rosters=self.service.rosters(system.id),
+                rosters=self.service.rosters(system.id, table.library),
             )
         return payload
 
@@ -429,7 +429,7 @@ def on_roster_load(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[
 
 @handler("roster_delete", gm_only=True)
 def on_roster_delete(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, Any]:
-    hub.service.delete_roster(payload.get("roster_id"))
+    hub.service.delete_roster(conn.table_id, payload.get("roster_id"))
     hub.broadcast_table(conn.table_id)
     return {}
 

@@ -247,7 +247,7 @@ _PG_SEAT_IDS = "SELECT public_id FROM seat WHERE table_id = %(table_id)s ORDER B
 # first snapshot and events, and the table pointing at it) in one statement.
 _PG_START_READ = """
 SELECT t.id, t.slug, t.name, t.system_id, t.join_code, t.gm_token, t.lineup::text, t.options::text, t.gm_notes,
-       t.battle_id, t.created_at,
+       t.battle_id, t.created_at, t.library,
        (SELECT json_agg(json_build_object('id', s.id, 'public_id', s.public_id, 'name', s.name, 'token', s.token,
                                           'created_at', s.created_at) ORDER BY s.id)
         FROM seat s WHERE s.table_id = t.id)::text
@@ -355,11 +355,12 @@ class PostgresCommandStore(CoreCommandStore):
         table = GameTable(
             id=row[0], slug=row[1], name=row[2], system_id=row[3], join_code=row[4], gm_token=row[5],
             lineup=wire.loads(row[6]), options=wire.loads(row[7]), gm_notes=row[8], battle_id=row[9], created_at=row[10],
+            library=row[11],
         )
         seats = [
             Seat(id=s["id"], table_id=table_id, public_id=s["public_id"], name=s["name"], token=s["token"],
                  created_at=datetime.fromisoformat(s["created_at"]))
-            for s in wire.loads(row[11] or "[]")
+            for s in wire.loads(row[12] or "[]")
         ]
         return table, seats
 

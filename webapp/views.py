@@ -101,13 +101,22 @@ def index() -> str:
     return render_template("index.html", systems=available_systems(), error=request.args.get("error", ""))
 
 
+def _keep_library(table: Any) -> None:
+    """The GM's browser keeps the roster library of the first table it made or opened as GM: the
+    tables it makes later share that library (their GM sees the rosters saved at the others)."""
+    if not isinstance(session.get("library"), str):
+        session["library"] = table.library
+        session.permanent = True
+
+
 @bp.post("/tables")
 def create_table() -> Any:
     try:
-        table = _hub().service.create_table(request.form.get("name"), request.form.get("system"))
+        table = _hub().service.create_table(request.form.get("name"), request.form.get("system"), library=session.get("library"))
     except RulesError as exc:
         return render_template("index.html", systems=available_systems(), error=str(exc)), 400
     _remember("gm", table.slug, table.gm_token)
+    _keep_library(table)
     return redirect(url_for("board.gm_page", slug=table.slug))
 
 
@@ -150,6 +159,7 @@ def gm_page(slug: str) -> Any:
     if key:
         if secrets.compare_digest(key, table.gm_token):
             _remember("gm", table.slug, table.gm_token)
+            _keep_library(table)
             return redirect(url_for("board.gm_page", slug=table.slug))
         abort(403)
     token = _remembered("gm", table.slug)

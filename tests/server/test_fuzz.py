@@ -88,7 +88,7 @@ class Fuzzed:
 
     def secrets(self, role: str) -> list[str]:
         battle = self.service.battle(self.service.table(table_id=self.table.id).battle_id or self.battle_id)
-        found = [NOTES, self.table.join_code, self.table.gm_token, battle.seed, self.seat_two.token]
+        found = [NOTES, self.table.join_code, self.table.gm_token, self.table.library, battle.seed, self.seat_two.token]
         if role == "spectator":
             found.append(self.seat_one.token)
         return found

@@ -191,7 +191,7 @@ def test_no_hidden_value_reaches_a_spectator_or_another_seat(tmp_path: Any, syst
             log = s.exec(select(BattleEvent).where(BattleEvent.battle_id == battle_id)).all()
             join_code = s.exec(select(GameTable.join_code).where(GameTable.id == table.id)).one()
         by_position = {(row.version, row.index): row for row in log}
-        secrets_everywhere = [GM_NOTES, "zq-notes-7731", battle.seed, join_code, table.gm_token] + [
+        secrets_everywhere = [GM_NOTES, "zq-notes-7731", battle.seed, join_code, table.gm_token, table.library] + [
             derive_seed(battle.seed, v) for v in range(0, battle.version + 2)
         ]
         viewers = {

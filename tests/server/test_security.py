@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from sqlmodel import select
 
-from tests.conftest import Table, make_app
+from tests.conftest import Table, duel_lineup, make_app
 from webapp.models import Battle, BattleCommand, BattleEvent, GameTable, Roster, Seat
 from webapp.sockets import GM_EVENTS
 
@@ -294,3 +294,89 @@ def test_a_battle_of_another_table_cannot_be_probed_by_message_id(app: Any) -> N
                                        "declaration": {"type": "choose", "combatant": "monster", "option": "attack"}}, callback=True)
     assert probe["ok"] is False and probe["code"] == "forbidden", probe
     assert "v" not in probe and database_dump(ours.service) == before
+
+
+# --- roster libraries ---------------------------------------------------------------------------
+
+
+def test_a_gm_of_another_table_can_neither_list_load_nor_delete_your_rosters(app: Any) -> None:
+    """Anyone may make a table and be its GM: that must not open other GMs' saved combatants."""
+    ours, theirs = Table(app), Table(app)
+    gm = ours.gm()
+    saved = gm.emit("roster_save", {"name": "The dragon's stat block"}, callback=True)["roster_id"]
+    stranger = theirs.gm()
+    listed = stranger.emit("sync", {}, callback=True)["table"]["rosters"]
+    assert listed == [], "another table's GM sees none of our rosters"
+    before = database_dump(ours.service)
+    for event, payload in (("roster_load", {"roster_id": saved}), ("roster_load", {"roster_id": saved, "append": True}),
+                           ("roster_delete", {"roster_id": saved})):
+        ack = stranger.emit(event, payload, callback=True)
+        assert ack["ok"] is False and ack["code"] == "not_found" and ack["error"] == "no such roster", (event, ack)
+    assert database_dump(ours.service) == before
+    assert "dragon" not in json.dumps(stranger.get_received())
+    assert [r["id"] for r in gm.emit("sync", {}, callback=True)["table"]["rosters"]] == [saved]
+    assert gm.emit("roster_delete", {"roster_id": saved}, callback=True)["ok"], "our own GM still may"
+
+
+def test_the_tables_a_gm_makes_from_one_browser_share_their_rosters(app: Any) -> None:
+    from webapp.app import socketio
+
+    def make_table(browser: Any, name: str) -> Any:
+        response = browser.post("/tables", data={"name": name, "system": "phantoms-bane"})
+        assert response.status_code == 302
+        slug = response.headers["Location"].split("/t/")[1].split("/")[0]
+        return service.table(slug=slug)
+
+    def gm_of(table: Any) -> Any:
+        client = socketio.test_client(app, auth={"table": table.slug, "token": table.gm_token}, flask_test_client=app.test_client())
+        assert client.is_connected()
+        return client
+
+    service = app.extensions["battleboard"].service
+    my_browser, other_browser = app.test_client(), app.test_client()
+    tuesday = make_table(my_browser, "Tuesday")
+    service.set_lineup(tuesday.id, duel_lineup())
+    saved = gm_of(tuesday).emit("roster_save", {"name": "Regulars"}, callback=True)["roster_id"]
+    thursday = make_table(my_browser, "Thursday")
+    assert thursday.library == tuesday.library
+    next_week = gm_of(thursday)
+    assert [r["id"] for r in next_week.emit("sync", {}, callback=True)["table"]["rosters"]] == [saved]
+    assert next_week.emit("roster_load", {"roster_id": saved}, callback=True)["ok"]
+    strangers = make_table(other_browser, "Another GM's table")
+    assert strangers.library != tuesday.library
+    assert gm_of(strangers).emit("sync", {}, callback=True)["table"]["rosters"] == []
+    # the GM link opened in a new browser (a second screen): tables made there join the same library
+    laptop = app.test_client()
+    assert laptop.get(f"/t/{tuesday.slug}/gm?key={tuesday.gm_token}").status_code == 302
+    assert make_table(laptop, "Made on the laptop").library == tuesday.library
+    # the library key is the browser's and the server's only: no page or payload carries it
+    page = my_browser.get(f"/t/{tuesday.slug}/gm").get_data(as_text=True)
+    assert tuesday.library not in page
+    assert tuesday.library not in json.dumps(next_week.get_received())
+
+
+def test_a_database_from_before_roster_libraries_is_brought_up_to_date(tmp_path: Path) -> None:
+    """Its tables and rosters share one library, as every roster was shared before."""
+    import sqlalchemy as sa
+
+    from webapp.db import create_tables, make_engine
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'old.sqlite3'}")
+    create_tables(engine)
+    with engine.begin() as conn:  # the schema as it was
+        for table in ("game_table", "roster"):
+            conn.execute(sa.text(f"DROP INDEX ix_{table}_library"))
+            conn.execute(sa.text(f"ALTER TABLE {table} DROP COLUMN library"))
+        conn.execute(sa.text("INSERT INTO game_table (slug, name, system_id, join_code, gm_token, lineup, options, gm_notes, created_at) "
+                             "VALUES ('old', 'Old table', 'phantoms-bane', 'OLDCDE', 'old-gm-key', '[]', '{}', '', '2026-01-01')"))
+        conn.execute(sa.text("INSERT INTO roster (name, system_id, created_at) VALUES ('Old roster', 'phantoms-bane', '2026-01-01')"))
+    engine.dispose()
+    app = make_app(tmp_path, database_url=f"sqlite:///{tmp_path / 'old.sqlite3'}")
+    service = app.extensions["battleboard"].service
+    old = service.table(slug="old")
+    assert old.library == "shared"
+    assert [r["name"] for r in service.rosters("phantoms-bane", old.library)] == ["Old roster"]
+    new = service.create_table("New table", "phantoms-bane")
+    assert new.library != "shared" and service.rosters("phantoms-bane", new.library) == []
+    create_tables(service.engine)  # a second start changes nothing
+    service.engine.dispose()

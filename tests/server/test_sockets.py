@@ -312,11 +312,11 @@ def test_the_gm_sees_every_roster_of_the_system_newest_first_with_names_in_lineu
     assert gm.emit("lineup_set", {"lineup": list(reversed(duel_lineup()))}, callback=True)["ok"]
     second = gm.emit("roster_save", {"name": "New pair"}, callback=True)["roster_id"]
     listed = gm.emit("sync", {}, callback=True)["table"]["rosters"]
-    assert listed == service.rosters("phantoms-bane") == [
+    assert listed == service.rosters("phantoms-bane", duel.table.library) == [
         {"id": second, "name": "New pair", "combatants": ["Wild Monster", "Jharek"]},
         {"id": first, "name": "Old pair", "combatants": ["Jharek", "Wild Monster"]},
     ]
-    assert service.rosters("olympia") == []
+    assert service.rosters("olympia", duel.table.library) == []
 
 
 def test_options_are_validated(duel: Table) -> None:
