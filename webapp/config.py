@@ -30,6 +30,8 @@ class Config:
     testing: bool = False
     #: how many join-code attempts one address may make per minute
     join_attempts_per_minute: int = 10
+    #: how many tables one address may create per minute
+    tables_per_minute: int = 10
     #: socket payloads larger than this are refused (bytes of JSON)
     max_payload_bytes: int = 64_000
     cors_allowed_origins: str | list[str] | None = None

@@ -48,6 +48,8 @@ class RateLimiter:
     def allow(self, key: str) -> bool:
         now = time.monotonic()
         with self._guard:
+            if len(self._hits) > 10_000:  # forget the addresses that have been quiet for a window
+                self._hits = {k: hits for k, hits in self._hits.items() if hits and now - hits[-1] <= self.window}
             hits = self._hits.setdefault(key, deque())
             while hits and now - hits[0] > self.window:
                 hits.popleft()
@@ -61,11 +63,15 @@ def _hub() -> Any:
     return current_app.extensions["battleboard"]
 
 
-def _limiter() -> RateLimiter:
+def _limiter(kind: str = "join") -> RateLimiter:
+    """The rate limit of join attempts (join codes cannot be guessed quickly) or of new tables (a
+    script cannot fill the database with them), per client address."""
     ext = current_app.extensions
-    if "battleboard_join_limiter" not in ext:
-        ext["battleboard_join_limiter"] = RateLimiter(current_app.config["BATTLEBOARD"].join_attempts_per_minute)
-    return ext["battleboard_join_limiter"]
+    name = f"battleboard_{kind}_limiter"
+    if name not in ext:
+        config = current_app.config["BATTLEBOARD"]
+        ext[name] = RateLimiter(config.join_attempts_per_minute if kind == "join" else config.tables_per_minute)
+    return ext[name]
 
 
 @bp.after_app_request
@@ -111,6 +117,9 @@ def _keep_library(table: Any) -> None:
 
 @bp.post("/tables")
 def create_table() -> Any:
+    if not _limiter("tables").allow(request.remote_addr or "?"):
+        error = "Too many new tables from here: wait a minute and try again."
+        return render_template("index.html", systems=available_systems(), error=error), 429
     try:
         table = _hub().service.create_table(request.form.get("name"), request.form.get("system"), library=session.get("library"))
     except RulesError as exc:

@@ -380,3 +380,27 @@ def test_a_database_from_before_roster_libraries_is_brought_up_to_date(tmp_path:
     assert new.library != "shared" and service.rosters("phantoms-bane", new.library) == []
     create_tables(service.engine)  # a second start changes nothing
     service.engine.dispose()
+
+
+def test_tables_cannot_be_created_in_a_flood(tmp_path: Path) -> None:
+    app = make_app(tmp_path, tables_per_minute=3)
+    service = app.extensions["battleboard"].service
+    script = app.test_client()
+    for i in range(3):
+        assert script.post("/tables", data={"name": f"Spam {i}", "system": "phantoms-bane"}).status_code == 302
+    refused = script.post("/tables", data={"name": "Spam 4", "system": "phantoms-bane"})
+    assert refused.status_code == 429 and "Too many new tables" in refused.get_data(as_text=True)
+    with service.session() as s:
+        assert len(s.exec(select(GameTable)).all()) == 3
+    other = app.test_client()  # another address is not held up
+    assert other.post("/tables", data={"name": "A GM", "system": "phantoms-bane"}, environ_base={"REMOTE_ADDR": "10.0.0.9"}).status_code == 302
+    service.engine.dispose()
+
+
+def test_the_rate_limiter_forgets_quiet_addresses() -> None:
+    from webapp.views import RateLimiter
+
+    limiter = RateLimiter(limit=1, window=0.0)
+    for i in range(10_050):
+        assert limiter.allow(f"10.{i // 65536}.{i // 256 % 256}.{i % 256}")
+    assert len(limiter._hits) < 10_050
