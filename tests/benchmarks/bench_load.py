@@ -5,6 +5,7 @@ Run as ``python tests/benchmarks/bench_load.py`` (pytest does not collect it)::
     python tests/benchmarks/bench_load.py --mode single --tables 20 --seconds 30
     python tests/benchmarks/bench_load.py --mode cluster --tables 40 --seconds 30
     python tests/benchmarks/bench_load.py --mode cluster --think 0.5 --pairs 3  # board, bare, board, bare, …
+    python tests/benchmarks/bench_load.py --mode cluster --think 0.5 --seconds 120 --slices 5  # both connected, 5 s turns
 
 ``single`` starts one server process on SQLite (gunicorn ``-k gevent -w 1``, or ``--server
 threading`` for the embedded ``battleboard serve``); ``cluster`` starts two gunicorn gevent processes
@@ -18,16 +19,21 @@ processes, which pause their own garbage collector while they measure and read J
 
 It prints commands per second, the end-to-end latency from sending a command to the last client of
 the table holding its update (p50, p99, max), lost and out-of-order updates (must be 0), the
-server's memory (RSS), the CPU steal of the machine during the run (from /proc/stat: a VM whose host
-takes its CPUs away now and then slows whichever side runs at that moment; ``--pairs N`` lets board
-and bare take N turns of ``--seconds`` each, so such spells fall on both, and pools each side's
-latencies), the CPU per command of the servers, the clients and everything else (the database, Redis,
-the kernel) while the tables play, and the same figures for a bare python-socketio server
-broadcasting a payload of the same average size to the same clients (same process count, same
-server stack: gunicorn gevent, or python-socketio's threading mode on Werkzeug against the embedded
-server; same message queue), with the ratio. The bare payload is a real spectator update of
-the run, padded to the average size. It also splits the board's latencies into the commands that
-were under way while a GM restarted an ended duel (on any table) and the rest.
+server's memory (RSS), the CPU steal of the machine during the run (from /proc/stat), the CPU per
+command of the servers, the clients and everything else (the database, Redis, the kernel) while the
+tables play, and the same figures for a bare python-socketio server broadcasting a payload of the
+same average size to the same clients (same process count, same server stack: gunicorn gevent, or
+python-socketio's threading mode on Werkzeug against the embedded server; same message queue, same
+ping interval), with the ratio. The bare payload is a real spectator update of the run, padded to
+the average size. It also splits the board's latencies into the commands that were under way while a
+GM restarted an ended duel (on any table) and the rest.
+
+This VM's host slows it now and then, in spells of seconds to minutes, and whichever side runs
+through one loses. ``--pairs N``: board and bare take N turns of ``--seconds`` each (each turn
+connects its clients afresh), and each side's latencies are pooled. ``--slices S``: board and bare
+both stay connected and take turns of S seconds until each has played ``--seconds`` (after a short
+warm-up drive of each), so a spell falls on both alike; the p99 of each third of the run shows how
+steady the ratio is.
 """
 
 from __future__ import annotations
@@ -57,6 +63,9 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 PLAYERS = 6
+#: ``--slices``: each side's warm-up drive, and the pause between one side's slice and the other's (s)
+WARM_UP_SECONDS = 10.0
+SLICE_GAP = 0.3
 SPECTATORS = 10
 CLIENTS_PER_TABLE = 1 + PLAYERS + SPECTATORS
 
@@ -70,7 +79,9 @@ def bare_app(async_mode: str = "gevent") -> Any:
 
     queue = os.environ.get("BENCH_BARE_REDIS")
     manager = socketio.RedisManager(queue, channel=os.environ["BENCH_BARE_CHANNEL"]) if queue else None
-    sio = socketio.Server(async_mode=async_mode, client_manager=manager, cors_allowed_origins="*", logger=False, engineio_logger=False)
+    # the board's keep-alive (pings every BATTLEBOARD_PING_INTERVAL seconds) on the same connections
+    pings = {"ping_interval": int(os.environ.get("BENCH_BARE_PING_INTERVAL", 25)), "ping_timeout": int(os.environ.get("BENCH_BARE_PING_TIMEOUT", 20))}
+    sio = socketio.Server(async_mode=async_mode, client_manager=manager, cors_allowed_origins="*", logger=False, engineio_logger=False, **pings)
     pads: dict[int, str] = {}
     sample_file = os.environ.get("BENCH_BARE_PAYLOAD")
     sample = json.loads(Path(sample_file).read_text()) if sample_file else None
@@ -302,6 +313,9 @@ class TableRun:
         self.first_v: dict[int, int] = {}
         self.samples: list[dict[str, Any]] = []  # a spectator's first updates
         self.rng = random.Random(spec["index"])  # the same pauses in the board run and the bare run
+        # where the table stands: each play (a drive, or one of its slices) goes on from there
+        self.bid, self.v, self.n = spec["battle_id"], spec["v"], 0
+        self.first_v[self.bid] = self.v + 1
 
     def on_update(self, k: int, payload: dict[str, Any]) -> None:
         now = time.monotonic()
@@ -350,8 +364,7 @@ class TableRun:
 
     async def play(self, until: float, think: float) -> None:
         spec = self.spec
-        bid, v, n = spec["battle_id"], spec["v"], 0
-        self.first_v[bid] = v + 1
+        bid, v, n = self.bid, self.v, self.n
         gm, p1, p2 = self.clients[0], self.clients[1], self.clients[2]
         if think:  # tables do not start in step either: each waits its own first pause
             await asyncio.sleep(think * self.rng.uniform(0.0, 1.0))
@@ -394,8 +407,10 @@ class TableRun:
                 self.errors.append(str(ack)[:200])
                 if ack.get("code") == "stale":
                     v = ack["v"]
+            self.bid, self.v, self.n = bid, v, n
             if think:  # tables do not move in step: each pause is drawn between 0.5x and 1.5x the think time
                 await asyncio.sleep(think * self.rng.uniform(0.5, 1.5))
+        self.bid, self.v, self.n = bid, v, n
 
     def lost(self) -> int:
         missing = 0
@@ -413,7 +428,7 @@ def own_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-async def client_main(specs: list[dict[str, Any]], urls: list[str], bare: bool, size: int, start_at: float, seconds: float, think: float) -> dict[str, Any]:
+async def client_main(specs: list[dict[str, Any]], urls: list[str], bare: bool, size: int, windows: list[tuple[float, float]], think: float) -> dict[str, Any]:
     runs = [TableRun(spec, urls, bare, size) for spec in specs]
     sem = asyncio.Semaphore(20)
     await asyncio.gather(*(run.connect(sem) for run in runs))
@@ -422,11 +437,12 @@ async def client_main(specs: list[dict[str, Any]], urls: list[str], bare: bool, 
     gc.collect()
     gc.freeze()
     gc.disable()
-    await asyncio.sleep(max(0.0, start_at - time.monotonic()))
-    until = time.monotonic() + seconds
-    cpu_at_start = own_cpu()
-    await asyncio.gather(*(run.play(until, think) for run in runs))
-    play_cpu = own_cpu() - cpu_at_start
+    play_cpu = 0.0
+    for start, end in windows:  # one window, or the slices this side plays between the other's
+        await asyncio.sleep(max(0.0, start - time.monotonic()))
+        cpu_at_start = own_cpu()
+        await asyncio.gather(*(run.play(end, think) for run in runs))
+        play_cpu += own_cpu() - cpu_at_start
     await asyncio.sleep(1.0)  # stragglers
     gc.enable()
     result = {
@@ -449,27 +465,39 @@ async def client_main(specs: list[dict[str, Any]], urls: list[str], bare: bool, 
     return result
 
 
-def client_process(specs: list[dict[str, Any]], urls: list[str], bare: bool, size: int, start_at: float, seconds: float, think: float, out: Any) -> None:
+def client_process(specs: list[dict[str, Any]], urls: list[str], bare: bool, size: int, windows: list[tuple[float, float]], think: float, out: Any) -> None:
     try:
-        out.put(asyncio.run(client_main(specs, urls, bare, size, start_at, seconds, think)))
+        out.put(asyncio.run(client_main(specs, urls, bare, size, windows, think)))
     except Exception as exc:  # noqa: BLE001
         out.put({"crash": repr(exc)})
 
 
+def connect_time(tables: int) -> float:
+    """Seconds to leave for the clients of ``tables`` tables to connect before the play starts."""
+    return 8 + tables * 0.25
+
+
 def drive(specs: list[dict[str, Any]], urls: list[str], *, bare: bool, size: int, seconds: float, think: float, procs: int,
           sample: Any = None) -> dict[str, Any]:
-    """Play the tables; ``sample()`` (the CPU figures of the machine and the servers) is taken when
-    the play starts and when it stops, so per-command figures leave out the connecting."""
+    """Play the tables for ``seconds``; ``sample()`` (the CPU figures of the machine and the servers)
+    is taken when the play starts and when it stops, so per-command figures leave out the connecting."""
+    start_at = time.monotonic() + connect_time(len(specs))
+    return launch(specs, urls, bare=bare, size=size, windows=[(start_at, start_at + seconds)], think=think, procs=procs, sample=sample)()
+
+
+def launch(specs: list[dict[str, Any]], urls: list[str], *, bare: bool, size: int, windows: list[tuple[float, float]], think: float,
+           procs: int, sample: Any = None) -> Any:
+    """Start the client processes of one side, which connect and then play in ``windows``; returns
+    the function that waits for them and merges what they measured."""
     import threading
 
     ctx = mp.get_context("spawn")
     out = ctx.Queue()
-    start_at = time.monotonic() + 8 + len(specs) * 0.25  # time for every client to connect
-    workers = [ctx.Process(target=client_process, args=(specs[i::procs], urls, bare, size, start_at, seconds, think, out)) for i in range(procs)]
+    workers = [ctx.Process(target=client_process, args=(specs[i::procs], urls, bare, size, windows, think, out)) for i in range(procs)]
     samples: list[Any] = []
 
     def take_samples() -> None:
-        for at in (start_at, start_at + seconds):
+        for at in (t for window in windows for t in window):
             time.sleep(max(0.0, at - time.monotonic()))
             samples.append(sample())
 
@@ -478,30 +506,36 @@ def drive(specs: list[dict[str, Any]], urls: list[str], *, bare: bool, size: int
         sampler.start()
     for w in workers:
         w.start()
-    results = [out.get(timeout=seconds + 600) for _ in workers]
-    if sample is not None:
-        sampler.join(60)
-    for w in workers:
-        w.join(30)
-    crashes = [r["crash"] for r in results if "crash" in r]
-    if crashes:
-        raise RuntimeError(f"a client process failed: {crashes}")
-    latencies = sorted(x for r in results for x in r["latencies"])
-    merged = {key: sum(r[key] for r in results) for key in ("commands", "restarts", "lost", "out_of_order", "error_count", "bytes", "updates", "client_cpu", "client_play_cpu")}
-    merged["errors"] = [e for r in results for e in r["errors"]][:10]
-    merged["samples"] = [p for r in results for p in r.get("samples", [])]
-    merged["latencies"] = latencies
-    merged["timed"] = [x for r in results for x in r["timed"]]  # one clock: CLOCK_MONOTONIC is system-wide
-    merged["restart_windows"] = [x for r in results for x in r["restart_windows"]]
-    merged["window"] = samples
-    return merged
+
+    def collect() -> dict[str, Any]:
+        results = [out.get(timeout=windows[-1][1] - time.monotonic() + 600) for _ in workers]
+        if sample is not None:
+            sampler.join(60)
+        for w in workers:
+            w.join(30)
+        crashes = [r["crash"] for r in results if "crash" in r]
+        if crashes:
+            raise RuntimeError(f"a client process failed: {crashes}")
+        latencies = sorted(x for r in results for x in r["latencies"])
+        merged = {key: sum(r[key] for r in results) for key in ("commands", "restarts", "lost", "out_of_order", "error_count", "bytes", "updates", "client_cpu", "client_play_cpu")}
+        merged["errors"] = [e for r in results for e in r["errors"]][:10]
+        merged["samples"] = [p for r in results for p in r.get("samples", [])]
+        merged["latencies"] = latencies
+        merged["timed"] = [x for r in results for x in r["timed"]]  # one clock: CLOCK_MONOTONIC is system-wide
+        merged["restart_windows"] = [x for r in results for x in r["restart_windows"]]
+        merged["window"] = samples
+        merged["windows"] = windows
+        return merged
+
+    return collect
 
 
 def play_cpu(run: dict[str, Any]) -> dict[str, float]:
     """CPU seconds while the tables played (connecting left out): the servers, the clients, the rest."""
-    (machine0, server0), (machine1, server1) = run["window"]
-    server = server1 - server0
-    return {"server": server, "clients": run["client_play_cpu"], "others": max(0.0, busy_seconds(machine0, machine1) - server - run["client_play_cpu"])}
+    samples = run["window"]  # taken at the start and the end of each window
+    server = sum(end[1] - start[1] for start, end in zip(samples[::2], samples[1::2], strict=False))
+    busy = sum(busy_seconds(start[0], end[0]) for start, end in zip(samples[::2], samples[1::2], strict=False))
+    return {"server": server, "clients": run["client_play_cpu"], "others": max(0.0, busy - server - run["client_play_cpu"])}
 
 
 def pg_sessions(admin_url: str, name: str | None) -> int:
@@ -564,6 +598,23 @@ def measured(play: Any, group: list[Server]) -> dict[str, Any]:
     return {"run": run, "wall": wall, "machine": [b - a for a, b in zip(machine0, machine1, strict=False)], "server": server1 - server0}
 
 
+def windowed(run: dict[str, Any]) -> dict[str, Any]:
+    """A side's drive played in slices, with the machine's and its servers' CPU during its slices only."""
+    samples = run["window"]
+    pairs = list(zip(samples[::2], samples[1::2], strict=False))
+    machine = [sum(end[0][i] - start[0][i] for start, end in pairs) for i in range(len(samples[0][0]))]
+    return {"run": run, "wall": sum(end - start for start, end in run["windows"]), "machine": machine,
+            "server": sum(end[1] - start[1] for start, end in pairs)}
+
+
+def stretches(run: dict[str, Any], parts: int) -> list[float]:
+    """The p99 of each of ``parts`` consecutive stretches of a sliced drive (of its commands by when sent)."""
+    windows = run["windows"]
+    per = max(1, len(windows) // parts)
+    bounds = [windows[min(k * per, len(windows) - 1)][0] for k in range(parts)] + [float("inf")]
+    return [pct(sorted(done - sent for sent, done in run["timed"] if bounds[k] <= sent < bounds[k + 1]), 99) for k in range(parts)]
+
+
 def merged(parts: list[dict[str, Any]]) -> dict[str, Any]:
     """The drives of one side (board or bare) as one: latencies pooled, counts and CPU summed."""
     runs = [part["run"] for part in parts]
@@ -579,7 +630,7 @@ def merged(parts: list[dict[str, Any]]) -> dict[str, Any]:
     out["wall"] = sum(part["wall"] for part in parts)
     out["machine"] = [sum(column) for column in zip(*(part["machine"] for part in parts), strict=False)]
     out["server"] = sum(part["server"] for part in parts)
-    out["p99s"] = [pct(r["latencies"], 99) for r in runs]
+    out["p99s"] = [pct(r["latencies"], 99) for r in runs] if len(runs) > 1 else stretches(runs[0], 3) if "windows" in runs[0] and len(runs[0]["windows"]) > 1 else []
     return out
 
 
@@ -621,40 +672,73 @@ def run_mode(args: argparse.Namespace, mode: str, tables: int) -> dict[str, Any]
         load0 = Path("/proc/loadavg").read_text().split()[0]
         sessions0 = pg_sessions(pg_admin, pg_name)
         # the bare broadcast: same process count, server stack and message queue
-        bare_env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        from webapp.config import load_config
+
+        board_config = load_config()  # as the board's processes read it from this environment
+        bare_env = {**os.environ, "PYTHONUNBUFFERED": "1", "BENCH_BARE_PING_INTERVAL": str(board_config.ping_interval),
+                    "BENCH_BARE_PING_TIMEOUT": str(board_config.ping_timeout)}
         if mode == "cluster":  # the same message queue between the two bare processes
             bare_env.update(BENCH_BARE_REDIS=args.redis, BENCH_BARE_CHANNEL=channel + "-bare")
         reals: list[dict[str, Any]] = []
         bares: list[dict[str, Any]] = []
         size = 0
-        for pair in range(args.pairs):  # board and bare take turns, so a slow spell of the machine hits both alike
+
+        def board_drive(seconds: float) -> dict[str, Any]:
+            return measured(partial(drive, specs, urls, bare=False, size=0, seconds=seconds, think=args.think,
+                                    procs=args.client_procs, sample=sampler(board)), board)
+
+        def bare_drive(seconds: float) -> dict[str, Any]:
+            return measured(partial(drive, specs, [s.url for s in bare_servers], bare=True, size=size, seconds=seconds,
+                                    think=args.think, procs=args.client_procs, sample=sampler(bare_servers)), bare_servers)
+
+        def start_bare(first: dict[str, Any]) -> int:
+            """The bare servers, sending an update of the board's first drive, brought to its average size."""
+            size = int(first["bytes"] / max(1, first["updates"]))
+            if first["samples"] and not args.pad:
+                # the largest real spectator update not above the run's average size (or the smallest)
+                sizes = sorted((wire_size(p), i) for i, p in enumerate(first["samples"]))
+                fitting = [i for n, i in sizes if n <= size]
+                sample = dict(first["samples"][fitting[-1] if fitting else sizes[0][1]])
+                short = size - wire_size(sample) - len(',"pad":""')
+                if short > 0:  # brought to the average size of the run's updates (GM views are larger)
+                    sample["pad"] = "x" * short
+                (work / "sample.json").write_text(json.dumps(sample))
+                bare_env["BENCH_BARE_PAYLOAD"] = str(work / "sample.json")
+            for k in range(count):
+                if mode == "single" and args.server == "threading":  # the embedded board's server: threads
+                    port = free_port()
+                    cmd = [sys.executable, str(Path(__file__).resolve()), "--serve-bare-threading", str(port)]
+                    bare_servers.append(Server(cmd, bare_env, work / f"bare{k}.log", port))
+                else:
+                    bare_servers.append(gunicorn("bench_load:bare_app()", bare_env, work / f"bare{k}.log",
+                                                 ["--pythonpath", str(Path(__file__).parent)]))
+            return size
+
+        if args.slices:
+            # Board and bare both connected at once, taking turns of a few seconds: a slow spell of
+            # this VM's host (they last from seconds to minutes) falls on both alike. A short drive
+            # of each first warms both up and gives the bare run its payload.
+            size = start_bare(board_drive(WARM_UP_SECONDS)["run"])
+            bare_drive(WARM_UP_SECONDS)
+            refresh_specs(database_url, specs)
+            count_slices = max(1, round(args.seconds / args.slices))
+            step = 2 * (args.slices + SLICE_GAP)
+            t0 = time.monotonic() + connect_time(2 * tables)
+            board_windows = [(t0 + k * step, t0 + k * step + args.slices) for k in range(count_slices)]
+            bare_windows = [(start + args.slices + SLICE_GAP, end + args.slices + SLICE_GAP) for start, end in board_windows]
+            collect_board = launch(specs, urls, bare=False, size=0, windows=board_windows, think=args.think,
+                                   procs=args.client_procs, sample=sampler(board))
+            collect_bare = launch(specs, [s.url for s in bare_servers], bare=True, size=size, windows=bare_windows,
+                                  think=args.think, procs=args.client_procs, sample=sampler(bare_servers))
+            reals.append(windowed(collect_board()))
+            bares.append(windowed(collect_bare()))
+        for pair in range(0 if args.slices else args.pairs):  # board and bare take turns, so a slow spell of the machine hits both alike
             if pair:
                 refresh_specs(database_url, specs)
-            reals.append(measured(partial(drive, specs, urls, bare=False, size=0, seconds=args.seconds, think=args.think,
-                                          procs=args.client_procs, sample=sampler(board)), board))
+            reals.append(board_drive(args.seconds))
             if pair == 0:
-                first = reals[0]["run"]
-                size = int(first["bytes"] / max(1, first["updates"]))
-                if first["samples"] and not args.pad:
-                    # the largest real spectator update not above the run's average size (or the smallest)
-                    sizes = sorted((wire_size(p), i) for i, p in enumerate(first["samples"]))
-                    fitting = [i for n, i in sizes if n <= size]
-                    sample = dict(first["samples"][fitting[-1] if fitting else sizes[0][1]])
-                    short = size - wire_size(sample) - len(',"pad":""')
-                    if short > 0:  # brought to the average size of the run's updates (GM views are larger)
-                        sample["pad"] = "x" * short
-                    (work / "sample.json").write_text(json.dumps(sample))
-                    bare_env["BENCH_BARE_PAYLOAD"] = str(work / "sample.json")
-                for k in range(count):
-                    if mode == "single" and args.server == "threading":  # the embedded board's server: threads
-                        port = free_port()
-                        cmd = [sys.executable, str(Path(__file__).resolve()), "--serve-bare-threading", str(port)]
-                        bare_servers.append(Server(cmd, bare_env, work / f"bare{k}.log", port))
-                    else:
-                        bare_servers.append(gunicorn("bench_load:bare_app()", bare_env, work / f"bare{k}.log",
-                                                     ["--pythonpath", str(Path(__file__).parent)]))
-            bares.append(measured(partial(drive, specs, [s.url for s in bare_servers], bare=True, size=size, seconds=args.seconds,
-                                          think=args.think, procs=args.client_procs, sample=sampler(bare_servers)), bare_servers))
+                size = start_bare(reals[0]["run"])
+            bares.append(bare_drive(args.seconds))
         sessions = pg_sessions(pg_admin, pg_name) - sessions0
         rss = sum(rss_mb(s.proc.pid) for s in board)
         server_errors = sum(s.log.read_text().count("Traceback") for s in board)
@@ -663,8 +747,9 @@ def run_mode(args: argparse.Namespace, mode: str, tables: int) -> dict[str, Any]
 
         def others(side: dict[str, Any]) -> float:
             return max(0.0, busy_seconds(zero, side["machine"]) - side["server"] - side["client_cpu"]) / max(side["wall"], 1e-9)
-        return {"mode": mode, "tables": tables, "clients": tables * CLIENTS_PER_TABLE, "seconds": args.seconds * args.pairs,
-                "pairs": args.pairs, "think": args.think, "real": real, "bare": bare, "size": size, "rss": rss,
+        return {"mode": mode, "tables": tables, "clients": tables * CLIENTS_PER_TABLE,
+                "seconds": real["wall"] if args.slices else args.seconds * args.pairs,
+                "pairs": 1 if args.slices else args.pairs, "slices": args.slices, "think": args.think, "real": real, "bare": bare, "size": size, "rss": rss,
                 "play": real["play"], "bare_play": bare["play"], "pg_sessions": sessions,
                 "server_cpu": real["server"] / max(real["wall"], 1e-9), "client_cpu": real["client_cpu"] / max(real["wall"], 1e-9),
                 "others_cpu": others(real), "load": load0,
@@ -694,6 +779,8 @@ def report(r: dict[str, Any]) -> None:
     b50, b99 = pct(bl, 50), pct(bl, 99)
     print()
     turns = f" ({r['pairs']} turns of board then bare)" if r["pairs"] > 1 else ""
+    if r["slices"]:
+        turns = f" (board and bare both connected, in turns of {r['slices']:g} s)"
     print(f"== {r['mode']}: {r['tables']} tables, {r['clients']} clients, {r['seconds']} s{turns}, think {r['think']} s, server {r['server']},"
           f" {r['database']}{' + Redis' if r['queue'] else ''}")
     print(f"   commands: {real['commands']} ({real['commands'] / r['seconds']:.1f}/s), duels restarted: {real['restarts']}   update payload ~{r['size']} bytes")
@@ -703,7 +790,8 @@ def report(r: dict[str, Any]) -> None:
     print(f"   bare python-socketio broadcast of {r['bare_size']} bytes ({r['bare_kind']}): {bare['commands']} ({bare['commands'] / r['seconds']:.1f}/s), "
           f"p50 {b50:.1f} ms  p99 {b99:.1f} ms, lost {bare['lost']}, out of order {bare['out_of_order']}, server CPU {r['bare_server_cpu'] * 100:.0f}%")
     print(f"   ratio board/bare: p50 {p50 / b50:.2f}x  p99 {p99 / b99:.2f}x"
-          + (f"   (p99 of each turn: {', '.join(f'{a / b:.2f}x' for a, b in zip(real['p99s'], bare['p99s'], strict=False))})" if r["pairs"] > 1 else ""))
+          + (f"   (p99 of each {'third' if r['slices'] else 'turn'}: {', '.join(f'{a / b:.2f}x' for a, b in zip(real['p99s'], bare['p99s'], strict=False))})"
+             if real["p99s"] else ""))
     during, others = split_by_restarts(real["timed"], real["restart_windows"])
     restart_ms = sorted((end - start) * 1000 for start, end in real["restart_windows"])
     if restart_ms:
@@ -725,7 +813,7 @@ def report(r: dict[str, Any]) -> None:
     print("   json: " + json.dumps({"mode": r["mode"], "tables": r["tables"], "clients": r["clients"], "cmds_per_s": round(real["commands"] / r["seconds"], 1),
                                    "p50_ms": round(p50, 1), "p99_ms": round(p99, 1), "lost": real["lost"], "out_of_order": real["out_of_order"],
                                    "rss_mb": round(r["rss"]), "bare_p50_ms": round(b50, 1), "bare_p99_ms": round(b99, 1),
-                                   "ratio_p99": round(p99 / b99, 2), "steal_pct": round(r["steal_real"], 1), "think_s": r["think"], "pairs": r["pairs"],
+                                   "ratio_p99": round(p99 / b99, 2), "steal_pct": round(r["steal_real"], 1), "think_s": r["think"], "pairs": r["pairs"], "slices": r["slices"],
                                    "others_cpu_pct": round(r["others_cpu"] * 100),
                                    "bare_others_cpu_pct": round(r["bare_others_cpu"] * 100), "server": r["server"],
                                    "server_cpu_ms_per_cmd": round(play["server"] * per, 2), "bare_server_cpu_ms_per_cmd": round(bare_play["server"] * bper, 2)}),
@@ -742,6 +830,9 @@ def main() -> int:
     parser.add_argument("--client-procs", type=int, default=2)
     parser.add_argument("--pairs", type=int, default=1,
                         help="turns of a board drive then a bare drive, --seconds each; latencies pooled per side")
+    parser.add_argument("--slices", type=float, default=0, metavar="S",
+                        help="board and bare both connected, taking turns of S seconds until each has played --seconds"
+                             " (instead of --pairs)")
     parser.add_argument("--server", choices=["gevent", "threading"], default="gevent", help="single mode's server")
     parser.add_argument("--pg", default=os.environ.get("BATTLEBOARD_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres"))
     parser.add_argument("--redis", default=os.environ.get("BATTLEBOARD_TEST_REDIS", "redis://127.0.0.1:6379/0"))
