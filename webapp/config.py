@@ -70,10 +70,7 @@ def _int(raw: str | None, default: int) -> int:
 
 def _seconds(raw: str | None, default: int) -> int:
     """Whole seconds from 1 to an hour; anything else keeps the default."""
-    try:
-        value = int(raw) if raw else default
-    except ValueError:
-        return default
+    value = _int(raw, default)
     return value if 1 <= value <= 3600 else default
 
 

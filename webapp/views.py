@@ -44,12 +44,16 @@ class RateLimiter:
         self.window = window
         self._hits: dict[str, deque[float]] = {}
         self._guard = threading.Lock()
+        self._forgot_at = time.monotonic()
 
     def allow(self, key: str) -> bool:
         now = time.monotonic()
         with self._guard:
-            if len(self._hits) > 10_000:  # forget the addresses that have been quiet for a window
+            # with many addresses, forget those quiet for a window (at most once a window: a flood
+            # from many addresses must not make every attempt walk them all)
+            if len(self._hits) > 10_000 and now - self._forgot_at >= self.window:
                 self._hits = {k: hits for k, hits in self._hits.items() if hits and now - hits[-1] <= self.window}
+                self._forgot_at = now
             hits = self._hits.setdefault(key, deque())
             while hits and now - hits[0] > self.window:
                 hits.popleft()

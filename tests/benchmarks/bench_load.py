@@ -530,11 +530,17 @@ def launch(specs: list[dict[str, Any]], urls: list[str], *, bare: bool, size: in
     return collect
 
 
+def sample_pairs(run: dict[str, Any]) -> list[tuple[Any, Any]]:
+    """The (machine, servers) CPU samples taken at the start and at the end of each play window."""
+    samples = run["window"]
+    return list(zip(samples[::2], samples[1::2], strict=True))
+
+
 def play_cpu(run: dict[str, Any]) -> dict[str, float]:
     """CPU seconds while the tables played (connecting left out): the servers, the clients, the rest."""
-    samples = run["window"]  # taken at the start and the end of each window
-    server = sum(end[1] - start[1] for start, end in zip(samples[::2], samples[1::2], strict=False))
-    busy = sum(busy_seconds(start[0], end[0]) for start, end in zip(samples[::2], samples[1::2], strict=False))
+    pairs = sample_pairs(run)
+    server = sum(end[1] - start[1] for start, end in pairs)
+    busy = sum(busy_seconds(start[0], end[0]) for start, end in pairs)
     return {"server": server, "clients": run["client_play_cpu"], "others": max(0.0, busy - server - run["client_play_cpu"])}
 
 
@@ -600,9 +606,8 @@ def measured(play: Any, group: list[Server]) -> dict[str, Any]:
 
 def windowed(run: dict[str, Any]) -> dict[str, Any]:
     """A side's drive played in slices, with the machine's and its servers' CPU during its slices only."""
-    samples = run["window"]
-    pairs = list(zip(samples[::2], samples[1::2], strict=False))
-    machine = [sum(end[0][i] - start[0][i] for start, end in pairs) for i in range(len(samples[0][0]))]
+    pairs = sample_pairs(run)
+    machine = [sum(end[0][i] - start[0][i] for start, end in pairs) for i in range(len(pairs[0][0][0]))]
     return {"run": run, "wall": sum(end - start for start, end in run["windows"]), "machine": machine,
             "server": sum(end[1] - start[1] for start, end in pairs)}
 
@@ -630,7 +635,10 @@ def merged(parts: list[dict[str, Any]]) -> dict[str, Any]:
     out["wall"] = sum(part["wall"] for part in parts)
     out["machine"] = [sum(column) for column in zip(*(part["machine"] for part in parts), strict=False)]
     out["server"] = sum(part["server"] for part in parts)
-    out["p99s"] = [pct(r["latencies"], 99) for r in runs] if len(runs) > 1 else stretches(runs[0], 3) if "windows" in runs[0] and len(runs[0]["windows"]) > 1 else []
+    if len(runs) > 1:  # turns of board and bare: the p99 of each turn
+        out["p99s"] = [pct(r["latencies"], 99) for r in runs]
+    else:  # one sliced drive: the p99 of each third of it (nothing for a single drive)
+        out["p99s"] = stretches(runs[0], 3) if len(runs[0]["windows"]) > 1 else []
     return out
 
 
@@ -748,7 +756,7 @@ def run_mode(args: argparse.Namespace, mode: str, tables: int) -> dict[str, Any]
         def others(side: dict[str, Any]) -> float:
             return max(0.0, busy_seconds(zero, side["machine"]) - side["server"] - side["client_cpu"]) / max(side["wall"], 1e-9)
         return {"mode": mode, "tables": tables, "clients": tables * CLIENTS_PER_TABLE,
-                "seconds": real["wall"] if args.slices else args.seconds * args.pairs,
+                "seconds": round(real["wall"], 1) if args.slices else args.seconds * args.pairs,
                 "pairs": 1 if args.slices else args.pairs, "slices": args.slices, "think": args.think, "real": real, "bare": bare, "size": size, "rss": rss,
                 "play": real["play"], "bare_play": bare["play"], "pg_sessions": sessions,
                 "server_cpu": real["server"] / max(real["wall"], 1e-9), "client_cpu": real["client_cpu"] / max(real["wall"], 1e-9),
