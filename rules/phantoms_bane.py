@@ -80,6 +80,11 @@ TEMPERAMENTS: tuple[tuple[str, str], ...] = (
 )
 STAT_NAMES: tuple[str, ...] = ("offence", "defence", "health", "skill")
 
+#: the text sets no maximum; the forms allow at least these (ruling 8): creatures with far more Health
+#: than a hero are ordinary, and a weapon or armour bonus is capped by its attribute anyway
+MAX_ATTRIBUTE = 99
+MAX_HEALTH = 999
+
 #: the combatant keys every viewer may see: stat blocks are open in this system; pending choices and
 #: the computer's temperament are not
 _VISIBLE_KEYS: tuple[str, ...] = (
@@ -188,10 +193,12 @@ class PhantomsBane(RuleSystem):
     def combatant_fields(self) -> list[Field]:
         return [
             Field(
-                "offence", "Offence", "int", 4, 0, 30, help="Added to the offence die.", group="Attributes"
+                "offence", "Offence", "int", 4, 0, MAX_ATTRIBUTE, help="Added to the offence die.",
+                group="Attributes"
             ),
             Field(
-                "defence", "Defence", "int", 4, 0, 30, help="Added to the defence die.", group="Attributes"
+                "defence", "Defence", "int", 4, 0, MAX_ATTRIBUTE, help="Added to the defence die.",
+                group="Attributes"
             ),
             Field(
                 "health",
@@ -199,7 +206,7 @@ class PhantomsBane(RuleSystem):
                 "int",
                 6,
                 1,
-                30,
+                MAX_HEALTH,
                 help="Damage comes off Health; at 0 or less the combatant is defeated. "
                 "Once the fight has lasted more turns than the current Health, the combatant weakens.",
                 group="Attributes",
@@ -210,7 +217,7 @@ class PhantomsBane(RuleSystem):
                 "int",
                 3,
                 0,
-                30,
+                MAX_ATTRIBUTE,
                 help="Counts only when someone tries to run away.",
                 group="Attributes",
             ),
@@ -223,7 +230,7 @@ class PhantomsBane(RuleSystem):
                 "int",
                 0,
                 0,
-                30,
+                MAX_ATTRIBUTE,
                 help="Added to offence, but never more than the current Offence.",
                 group="Weapon",
             ),
@@ -242,7 +249,7 @@ class PhantomsBane(RuleSystem):
                 "int",
                 0,
                 0,
-                30,
+                MAX_ATTRIBUTE,
                 help="Added to defence, but never more than the current Defence.",
                 group="Armour",
             ),

@@ -631,7 +631,10 @@ def test_declaration_must_be_an_object() -> None:
         ([fighter("A"), fighter("B", "A")], "exactly one combatant on side A"),
         ([fighter("A")], "exactly one"),
         ([fighter("A"), fighter("B", "B"), fighter("C", "B")], "at most 2"),
-        ([fighter("A", offence=31), fighter("B", "B")], "Offence"),
+        ([fighter("A", offence=100), fighter("B", "B")], "Offence"),
+        ([fighter("A", defence=100), fighter("B", "B")], "Defence"),
+        ([fighter("A", skill=100), fighter("B", "B")], "Skill"),
+        ([fighter("A", health=1000), fighter("B", "B")], "Health"),
         ([fighter("A", health=0), fighter("B", "B")], "Health"),
         ([fighter("A", temperament="sleepy"), fighter("B", "B")], "Temperament"),
         ([fighter("A", side="C"), fighter("B", "B")], "side"),
@@ -641,6 +644,47 @@ def test_declaration_must_be_an_object() -> None:
 def test_bad_lineups(lineup: list, match: str) -> None:
     with pytest.raises(InvalidDeclaration, match=match):
         PB.setup(lineup, {}, ScriptedDice([]))
+
+
+def test_the_forms_allow_attributes_to_99_and_health_to_999() -> None:
+    """Ruling 8: the text sets no maximum; creatures with far more Health than a hero are ordinary."""
+    fields = {f.name: f for f in PB.combatant_fields()}
+    for name in ("offence", "defence", "skill"):
+        assert fields[name].max is not None and fields[name].max >= 99, name
+    assert fields["health"].max is not None and fields["health"].max >= 999
+    # a bonus is capped by its attribute, so the form lets it grow as far
+    assert fields["weapon_bonus"].max == fields["offence"].max
+    assert fields["armour_bonus"].max == fields["defence"].max
+
+
+def test_a_giant_with_99s_and_999_health_fights_by_the_usual_arithmetic() -> None:
+    giant = fighter("Giant", "B", offence=99, defence=99, skill=99, health=999, weapon_bonus=99,
+                    armour_bonus=40, armour_natural=True, weapon_natural=True)
+    hero = fighter("Hero", offence=40, defence=60, skill=50, health=120, weapon_bonus=50, armour_bonus=90)
+    state = duel(hero, giant)
+    assert PB.validate_lineup([hero, giant])[1]["health"] == 999
+    g = state["combatants"]["giant"]
+    assert (g["offence"], g["defence"], g["skill"], g["health"], g["health_max"]) == (99, 99, 99, 999, 999)
+    # both attack; dice 6 2 5 3: the hero's offence 6 + 40 + 40 (bonus capped by Offence) = 86
+    # against the giant's defence 3 + 99 + 40 = 142: nothing; the giant's 5 + 99 + 99 = 203
+    # against the hero's 2 + 60 + 60 (capped) = 122: 81 damage
+    state, ev = turn(state, {"hero": "attack", "giant": "attack"}, [6, 2, 5, 3])
+    last = state["last_turn"]
+    assert last["totals"]["hero"]["offence"]["total"] == 86
+    assert last["totals"]["giant"]["defence"]["total"] == 142
+    assert last["totals"]["giant"]["offence"]["total"] == 203
+    assert last["totals"]["hero"]["defence"]["total"] == 122
+    assert state["combatants"]["hero"]["health"] == 120 - 81
+    assert state["combatants"]["giant"]["health"] == 999
+    # the giant presses: +49 offence (half of 99), -49 defence; dice 4 4 4 4
+    state, ev = turn(state, {"hero": "defend", "giant": "press"}, [4, 4, 4, 4])
+    last = state["last_turn"]
+    assert last["totals"]["giant"]["offence"]["total"] == 4 + 99 + 49 + 99
+    assert last["totals"]["giant"]["defence"]["total"] == 4 + 99 - 49 + 40
+    # the hero defends: 4 + 60 + 30 + 60 = 154 against 251, so 97 more damage: defeated at 39 - 97
+    assert last["totals"]["hero"]["defence"]["total"] == 154
+    assert state["combatants"]["hero"]["health"] == 39 - 97 and state["combatants"]["hero"]["defeated"]
+    assert state["combatants"]["giant"]["health"] == 999
 
 
 def test_state_is_json_and_apply_does_not_mutate() -> None:
