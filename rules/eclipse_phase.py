@@ -71,6 +71,8 @@ ONE_HANDED = -20
 AIM_QUICK = 10
 AIM_COMPLEX = 30
 AGGRESSIVE_DEFENCE_PENALTY = -10
+#: the firing modes an aim helps (ruling 10): single shots, which stand for semi-automatic fire too
+AIM_MODES = ("single",)
 
 CONDITIONS = {
     "surprised": "surprised (cannot defend)",
@@ -175,6 +177,7 @@ def judge(roll: int, target: int, superior_bonus: int = 0) -> dict[str, Any]:
     superior = 0
     if success and not critical:
         superior = min(2, (2 if roll >= 66 else 1 if roll >= 33 else 0) + superior_bonus)
+    superior_failures = superior_failure_degree(roll) if not success and not critical else 0
     if critical:
         label = "critical success" if success else "critical failure"
     elif success:
@@ -182,7 +185,30 @@ def judge(roll: int, target: int, superior_bonus: int = 0) -> dict[str, Any]:
     else:
         label = "failure"
     return {"roll": roll, "target": target, "success": success, "critical": critical,
-            "superior": superior, "label": label}
+            "superior": superior, "superior_failures": superior_failures, "label": label}
+
+
+def superior_failure_degree(roll: int) -> int:
+    """How bad a plain failure is: the success bands mirrored from the top of the die.
+
+    A success is superior from 33 up, twice from 66 up; a failure is superior at 66 or under, twice at 33 or
+    under (the failure's distance from 99 reaching 33 or 66). Only the bare roll counts, as for successes.
+
+    >>> [superior_failure_degree(r) for r in (98, 67, 66, 34, 33, 5)]
+    [0, 0, 1, 1, 2, 2]
+    """
+    return 2 if roll <= 33 else 1 if roll <= 66 else 0
+
+
+def result_words(result: Mapping[str, Any]) -> str:
+    """The result of a test in words, with the degree of a plain failure (for tests outside an attack).
+
+    >>> result_words(judge(60, 40)), result_words(judge(20, 10)), result_words(judge(80, 40))
+    ('superior failure', 'two superior failures', 'failure')
+    """
+    if not result["success"] and not result["critical"] and result.get("superior_failures"):
+        return ["failure", "superior failure", "two superior failures"][result["superior_failures"]]
+    return str(result["label"])
 
 
 def contest(attack: Mapping[str, Any], defence: Mapping[str, Any] | None) -> str:
@@ -209,14 +235,19 @@ def target_number(skill: int, modifiers: list[dict[str, Any]], pool_bonus: int =
 def range_band(metres: float, weapon_range: int) -> dict[str, Any]:
     """The range band and its modifier for a ranged attack (ruling 8).
 
+    A target beyond the weapon's own range takes the beyond-range penalty even when it is within 10 m
+    (or 2 m) of a short-ranged weapon: the close bands only apply inside the weapon's range.
+
     >>> [range_band(d, 30)["modifier"] for d in (1.4, 2, 2.5, 10, 10.5, 30, 31, 60, 61)]
     [10, 10, 0, 0, -10, -10, -20, -20, -30]
+    >>> [range_band(d, 4)["modifier"] for d in (2, 4, 5, 8, 9)]
+    [10, 0, -20, -20, -30]
     """
-    if metres <= 2:
-        return {"band": "point blank", "modifier": 10}
-    if metres <= 10:
-        return {"band": "close", "modifier": 0}
-    if metres <= weapon_range:
+    if metres <= weapon_range + 1e-9 or metres <= 0:
+        if metres <= 2:
+            return {"band": "point blank", "modifier": 10}
+        if metres <= 10:
+            return {"band": "close", "modifier": 0}
         return {"band": "within range", "modifier": -10}
     multiple = math.ceil(metres / max(1, weapon_range) - 1e-9)
     return {"band": f"beyond range (×{multiple})", "modifier": -10 * multiple}
@@ -384,7 +415,8 @@ class EclipsePhase(RuleSystem):
                 "(less 1 per wound); ties go to the higher Initiative, then to a roll-off. On its turn a "
                 "combatant may move up to its base move freely, or up to its full move at −20 to its attacks, "
                 "and take one complex action: an attack, full defence, or a careful aim. A quick aim (+10) can "
-                "come before an attack in the same turn. Press End turn when done.")},
+                "come before an attack in the same turn. Aiming helps single shots only: after aiming at a "
+                "target, burst or full-automatic fire at that target is refused. Press End turn when done.")},
             {"title": "The grid", "text": (
                 "Distances are straight lines between square centres, times the metres per square (1 by "
                 "default). A move may end on any free square within what is left of the full move; the "
@@ -403,28 +435,35 @@ class EclipsePhase(RuleSystem):
                 "succeeds critically and 99 always fails critically. A success of 33 or more is superior, 66 "
                 "or more twice superior. If the attacker fails it misses; if only the defender fails it hits; "
                 "a critical beats a plain success; otherwise the higher roll wins and a tie goes to the "
-                "defender.")},
+                "defender. Failures have degrees too, counted from the top of the die: a plain failure on 66 "
+                "or under is a superior failure, on 33 or under two. They are recorded with every test and "
+                "named in the text of tests outside an attack (the SOM check); in an attack they change "
+                "nothing.")},
             {"title": "Pools", "text": (
                 "One pool point per test. Flex works on any test, Vigor on these physical ones. Before the "
                 "roll a point gives +20 (outside the ±60 cap). After the roll it can swap the two digits, "
                 "raise a success by one superior level, or make a critical failure a plain one.")},
             {"title": "Modifiers", "text": (
                 "Range from the grid: 2 m or less +10, 10 m or less +0, within the weapon's range −10, and "
-                "−10 more for each further multiple of it. Full move −20, charging (melee after moving) −10 "
-                "instead and +1d6 damage, aggressive melee +10 or +1d10 damage but −10 to your own defences "
-                "until your next turn, burst +10 or +1d10 damage, full automatic +30 or +2d10 damage, superior "
+                "−10 more for each further multiple of it; past the weapon's own range the near bands do not "
+                "apply, so a 4 m weapon at 5 m takes −20. Full move −20; a charge (a melee attack after a full "
+                "move, more than the base move) takes −10 instead and adds +1d6 damage; aggressive melee +10 or "
+                "+1d10 damage but −10 to your own Fray dodges (not Melee parries) until your next turn, "
+                "burst +10 or +1d10 damage, full automatic +30 or +2d10 damage, superior "
                 "position +20, called shot −10, two-handed weapon in one hand −20, target size, visibility (a blind "
                 "attack takes −30, or instead a 50% chance to miss rolled after a hit), "
-                "−10 per wound and trauma, quick aim +10, careful aim +30 on the next turn. The GM may add a "
+                "−10 per wound and trauma, quick aim +10, careful aim +30 on the next turn (single shots "
+                "only). The GM may add a "
                 "labelled modifier. All modifiers together are capped at ±60.")},
             {"title": "Damage and wounds", "text": (
                 "A hit rolls the weapon's damage, +1d6 per superior success, or double damage on a critical. "
                 "Energy or kinetic armour is subtracted (halved, rounded up, against armour-piercing). A called "
                 "shot that scores at least one superior success or a critical ignores armour. Each full "
                 "multiple of the Wound Threshold is a wound (−10 to tests, −1 initiative). On a wound the "
-                "target rolls a SOM check (three times SOM, less its earlier wounds): failing knocks it down, "
-                "and with two or more wounds at once also knocks it out. Damage reaching Durability "
-                "incapacitates; reaching the Death Rating kills.")},
+                "target rolls a SOM check: three times SOM, −10 for every wound it now has (the new ones "
+                "too) and every trauma. After one wound, failing knocks it down. Two or more wounds from one "
+                "hit knock it down whatever the roll, and failing the check also knocks it out. Damage "
+                "reaching Durability incapacitates; reaching the Death Rating kills.")},
             {"title": "GM tools", "text": (
                 "The GM can drag any token, act and defend for anyone, add a labelled modifier to a "
                 "combatant's next attack or defence (or a lasting one), mark a combatant surprised, knocked "
@@ -655,7 +694,7 @@ class EclipsePhase(RuleSystem):
         if not melee:
             band = range_band(_metres(state, a, t), weapon["range"])
             mods.append({"label": f"range: {band['band']}", "value": band["modifier"]})
-        full_move = state["active"] == attacker_id and state["turn"]["moved"] > a["base_move"] + 1e-9
+        full_move = self._full_move_made(state, a)
         if melee and choices.get("charge"):
             mods.append({"label": "charging", "value": CHARGE_MODIFIER})
             extra.append({"label": "charge", "dice": list(CHARGE_DICE)})
@@ -681,11 +720,20 @@ class EclipsePhase(RuleSystem):
         vis = choices.get("visibility", "clear")
         if VISIBILITY[vis][1]:
             mods.append({"label": VISIBILITY[vis][0], "value": VISIBILITY[vis][1]})
-        aim = a.get("aim")
-        if not melee and aim and aim["target"] == target_id and aim.get("ready", True):
-            mods.append({"label": "aimed", "value": aim["bonus"]})
+        if self._aim_counts(a, target_id, weapon, choices.get("mode", "single")):
+            mods.append({"label": "aimed", "value": a["aim"]["bonus"]})
         mods.extend(self._condition_mods(a, "attack"))
         return mods, extra
+
+    @staticmethod
+    def _aim_ready(c: Mapping[str, Any], target_id: str) -> bool:
+        """Whether the combatant holds an aim at this target that its next ranged attack on it would use."""
+        aim = c.get("aim")
+        return bool(aim and aim["target"] == target_id and aim.get("ready", True))
+
+    def _aim_counts(self, c: Mapping[str, Any], target_id: str, weapon: Mapping[str, Any], mode: str) -> bool:
+        """An aim helps a ranged attack on its target fired as single shots only (ruling 10)."""
+        return weapon["skill"] != "melee" and mode in AIM_MODES and self._aim_ready(c, target_id)
 
     def defence_options(self, state: State, pending: Mapping[str, Any]) -> list[dict[str, Any]]:
         """The defences the defender may choose, each with its target number."""
@@ -693,16 +741,17 @@ class EclipsePhase(RuleSystem):
         mods = self._condition_mods(d, "defence")
         if d["full_defence"]:
             mods.insert(0, {"label": "full defence", "value": FULL_DEFENCE_BONUS})
-        if d["aggressive"]:
-            mods.insert(0, {"label": "own aggressive attack", "value": AGGRESSIVE_DEFENCE_PENALTY})
+        # an aggressive attack of its own lowers only its Fray tests until its next action (ruling 10)
+        fray_mods = ([{"label": "own aggressive attack", "value": AGGRESSIVE_DEFENCE_PENALTY}] + mods
+                     if d["aggressive"] else mods)
         if pending["skill"] == "melee":
-            options = [("melee", f"Block or parry with Melee {d['melee']}", d["melee"], "Melee"),
-                       ("fray", f"Dodge with Fray {d['fray']}", d["fray"], "Fray")]
+            options = [("melee", f"Block or parry with Melee {d['melee']}", d["melee"], "Melee", mods),
+                       ("fray", f"Dodge with Fray {d['fray']}", d["fray"], "Fray", fray_mods)]
         else:
             options = [("fray", f"Dodge with half Fray ({d['fray']} ÷ 2 = {halve(d['fray'])})", halve(d["fray"]),
-                        "half Fray")]
-        return [{"method": m, "label": label, "skill": skill, "skill_label": sl, "mods": mods,
-                 "target": target_number(skill, mods)} for m, label, skill, sl in options]
+                        "half Fray", fray_mods)]
+        return [{"method": m, "label": label, "skill": skill, "skill_label": sl, "mods": list(ms),
+                 "target": target_number(skill, ms)} for m, label, skill, sl, ms in options]
 
     # --- apply ------------------------------------------------------------------------------------
     def authorize(self, state: State, declaration: Mapping[str, Any], viewer: Viewer) -> None:
@@ -835,12 +884,15 @@ class EclipsePhase(RuleSystem):
         if target["id"] == c["id"]:
             raise IllegalDeclaration("a combatant cannot aim at itself")
         careful = self._flag(d, "complex")
+        if not self._can_aim(c):
+            raise IllegalDeclaration(f"{c['name']} has no ranged weapon that fires single shots, so it cannot aim "
+                                     "(an aim helps single shots only)")
         if careful:
             if state["turn"]["complex_used"]:
                 raise IllegalDeclaration(f"{c['name']} has already used its complex action this turn")
             state["turn"]["complex_used"] = True
             c["aim"] = {"target": target["id"], "bonus": AIM_COMPLEX, "turns": 2, "ready": False}
-            text = f"{c['name']} takes careful aim at {target['name']} (+30 on its next turn)."
+            text = f"{c['name']} takes careful aim at {target['name']} (+30 to single shots on its next turn)."
         else:
             if state["turn"]["quick_aimed"]:
                 raise IllegalDeclaration(f"{c['name']} has already aimed this turn")
@@ -848,7 +900,7 @@ class EclipsePhase(RuleSystem):
                 raise IllegalDeclaration("a quick aim helps only an attack still to come this turn")
             state["turn"]["quick_aimed"] = True
             c["aim"] = {"target": target["id"], "bonus": AIM_QUICK, "turns": 1, "ready": True}
-            text = f"{c['name']} aims at {target['name']} (+10 to a ranged attack on it this turn)."
+            text = f"{c['name']} aims at {target['name']} (+10 to a single-shot attack on it this turn)."
         events.append(event("aim.taken", text, combatant=c["id"], target=target["id"]))
 
     def _do_end_turn(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
@@ -904,8 +956,14 @@ class EclipsePhase(RuleSystem):
             raise IllegalDeclaration(f"{t['name']} is out of reach of a melee attack (move next to it first)")
         if (choices["charge"] or choices["aggressive"]) and not melee:
             raise IllegalDeclaration("charging and aggressive attacks are melee attacks")
-        if choices["charge"] and state["turn"]["moved"] <= 0:
-            raise IllegalDeclaration(f"{a['name']} has not moved this turn, so it cannot charge")
+        if choices["charge"] and not self._full_move_made(state, a):
+            raise IllegalDeclaration(
+                f"{a['name']} cannot charge: a charge needs a full move first, more than its base move of "
+                f"{a['base_move']:g} m (it has moved {state['turn']['moved']:g} m this turn)")
+        if mode not in AIM_MODES and not melee and self._aim_ready(a, t["id"]):
+            raise IllegalDeclaration(
+                f"{a['name']} has aimed at {t['name']}, and an aim works only with single shots: fire single "
+                f"shots at {t['name']}, or fire {MODES[mode]} at someone else")
         if choices["one_handed"] and not weapon["two_handed"]:
             raise IllegalDeclaration(f"the {weapon['name']} is already a one-handed weapon")
         pool = self._pool_choice(a, d)
@@ -933,6 +991,16 @@ class EclipsePhase(RuleSystem):
                 c for c in ("unconscious", "surprised") if c in t["conditions"])
             events.append(event("defence.skipped", f"{t['name']} cannot defend ({why}).", combatant=t["id"]))
             self._roll_exchange(state, dice, events)
+
+    @staticmethod
+    def _can_aim(c: Mapping[str, Any]) -> bool:
+        """Aiming needs a ranged weapon able to fire single shots (ruling 10)."""
+        return any(w["skill"] != "melee" and any(m in AIM_MODES for m in w["modes"]) for w in c["weapons"])
+
+    @staticmethod
+    def _full_move_made(state: State, c: Mapping[str, Any]) -> bool:
+        """Whether the combatant has moved more than its base move this turn, as a charge needs (ruling 10)."""
+        return state["active"] == c["id"] and state["turn"]["moved"] > c["base_move"] + 1e-9
 
     @staticmethod
     def _can_defend(c: Mapping[str, Any]) -> bool:
@@ -1144,7 +1212,6 @@ class EclipsePhase(RuleSystem):
             armour = 0
         through = max(0, total - armour)
         wounds = wounds_from(through, t["wound_threshold"])
-        earlier_wounds = t["wounds"]
         t["damage"] += through
         t["wounds"] += wounds
         parts = [f"{rolled}" + (f", doubled to {total}" if crit else "")]
@@ -1165,25 +1232,40 @@ class EclipsePhase(RuleSystem):
             t["state"] = "incapacitated"
             events.append(event("combatant.incapacitated", f"{t['name']} is incapacitated.", combatant=t["id"]))
         elif wounds and _able(t):
-            hurt = earlier_wounds + t["traumas"]
-            check_target = t["som_check"] - WOUND_PENALTY * hurt
-            roll = dice.randint(0, 99, f"{t['name']} SOM check")
-            res = judge(roll.total, check_target)
-            exchange["som_check"] = res
-            if res["success"]:
-                text = f"{t['name']} rolls {res['roll']:02d} against SOM check {check_target}: stays on its feet."
-                events.append(event("check.passed", text, rolls=[roll], combatant=t["id"], check=res))
-            else:
-                if "prone" not in t["conditions"]:
-                    t["conditions"].append("prone")
-                out = wounds >= 2
-                if out and "unconscious" not in t["conditions"]:
-                    t["conditions"].append("unconscious")
-                text = (f"{t['name']} rolls {res['roll']:02d} against SOM check {check_target}: "
-                        f"{'knocked out' if out else 'knocked down'}.")
-                events.append(event("check.failed", text, rolls=[roll], combatant=t["id"], check=res,
-                                    knocked_out=out))
+            self._wound_check(t, wounds, dice, events, exchange)
         self._check_end(state, events)
+
+    def _wound_check(self, t: dict[str, Any], wounds: int, dice: DiceSource, events: list[Event],
+                     exchange: dict[str, Any]) -> None:
+        """The SOM check a hit's wounds call for (rulings 6 and 9).
+
+        The check counts every wound the target now has, the new ones included, and its traumas. One wound:
+        failing knocks the target down. Two or more at once knock it down whatever the roll; the check then
+        decides only whether it is also knocked out.
+        """
+        several = wounds >= 2
+        check_target = t["som_check"] - WOUND_PENALTY * (t["wounds"] + t["traumas"])
+        roll = dice.randint(0, 99, f"{t['name']} SOM check")
+        res = judge(roll.total, check_target)
+        exchange["som_check"] = res
+        knocked_down = several or not res["success"]
+        knocked_out = several and not res["success"]
+        if knocked_down and "prone" not in t["conditions"]:
+            t["conditions"].append("prone")
+        if knocked_out and "unconscious" not in t["conditions"]:
+            t["conditions"].append("unconscious")
+        if knocked_out:
+            outcome = "knocked out"
+        elif several:
+            outcome = f"knocked down by {_count(wounds, 'wound')} at once, but stays conscious"
+        else:
+            outcome = "knocked down" if knocked_down else "stays on its feet"
+        hurt = ", ".join(_count(n, w) for n, w in ((t["wounds"], "wound"), (t["traumas"], "trauma")) if n)
+        text = (f"{t['name']} rolls {res['roll']:02d} against SOM check {check_target} "
+                f"({t['som_check']} {_signed(-WOUND_PENALTY * (t['wounds'] + t['traumas']))} for {hurt}): "
+                f"{result_words(res)}, {outcome}.")
+        events.append(event("check.passed" if res["success"] else "check.failed", text, rolls=[roll],
+                            combatant=t["id"], check=res, knocked_down=knocked_down, knocked_out=knocked_out))
 
     # GM tools
     def _do_modifier(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
@@ -1359,7 +1441,7 @@ class EclipsePhase(RuleSystem):
         if _adjacent(c, enemy) and melee:
             index, _weapon = max(melee, key=lambda iw: parse_dv(iw[1]["dv"])[0] * parse_dv(iw[1]["dv"])[1])
             self._do_attack(state, {"combatant": cid, "target": enemy["id"], "weapon": index,
-                                    "charge": state["turn"]["moved"] > c["base_move"]}, gm, dice, events)
+                                    "charge": self._full_move_made(state, c)}, gm, dice, events)
             return
         self._end_turn(state, dice, events)
 
@@ -1544,10 +1626,11 @@ class EclipsePhase(RuleSystem):
             out.append({"type": "full_defence", "combatant": cid, "label": "Full defence (+30 until your next turn)"})
             others = [{"id": o["id"], "name": o["name"]} for o in state["combatants"].values()
                       if o["id"] != cid and o["state"] != "dead"]
-            if any(w["skill"] != "melee" for w in c["weapons"]) and others:
+            if self._can_aim(c) and others:
                 out.append({"type": "aim", "combatant": cid, "label": "Aim", "targets": others,
-                            "complex_choices": ([[False, "Quick aim: +10 this turn"]] if not turn["quick_aimed"]
-                                                else []) + [[True, "Careful aim: +30 next turn (uses the action)"]]})
+                            "complex_choices": ([[False, "Quick aim: +10 to single shots this turn"]]
+                                                if not turn["quick_aimed"] else [])
+                            + [[True, "Careful aim: +30 to single shots next turn (uses the action)"]]})
         out.append({"type": "end_turn", "combatant": cid, "label": f"End {name}'s turn"})
         return out
 
@@ -1573,7 +1656,6 @@ class EclipsePhase(RuleSystem):
                             "skill_value": c[w["skill"]], "dv": w["dv"], "armour": w["armour"], "ap": w["ap"],
                             "range": w["range"], "modes": [[m, MODES[m]] for m in w["modes"]],
                             "two_handed": w["two_handed"], "preview": previews})
-        moved = state["turn"]["moved"]
         options = [
             {"name": "superior_position", "label": "Superior position (+20)", "kind": "bool"},
             {"name": "called_shot", "label": "Called shot (−10; with a superior success it ignores armour)",
@@ -1584,16 +1666,22 @@ class EclipsePhase(RuleSystem):
              "choices": [[k, f"{v[0]} ({_signed(v[1])})" if v[1] else v[0]] for k, v in VISIBILITY.items()]},
             {"name": "bonus", "label": "Burst, full automatic or aggressive bonus", "kind": "choice",
              "choices": [["damage", "extra damage dice"], ["accuracy", "to hit instead"]]},
-            {"name": "aggressive", "label": "Aggressive melee (+10 or +1d10 damage; −10 to your defences)",
-             "kind": "bool", "only": "melee"},
+            {"name": "aggressive", "label": "Aggressive melee (+10 or +1d10 damage; −10 to your Fray dodges "
+             "until your next turn)", "kind": "bool", "only": "melee"},
         ]
-        if moved > 0:
-            options.append({"name": "charge", "label": "Charge (−10 instead of −20, +1d6 damage)", "kind": "bool",
-                            "only": "melee"})
+        if self._full_move_made(state, c):
+            options.append({"name": "charge", "label": "Charge after the full move (−10 instead of −20, +1d6 damage)",
+                            "kind": "bool", "only": "melee"})
         pools = [[p, f"{POOL_LABELS[p]} ({c['pools'][p]} left): +20"] for p in POOLS if c["pools"][p] > 0]
+        aim = c.get("aim")
+        aimed = None
+        if aim and self._aim_ready(c, aim["target"]):
+            aim_name = state["combatants"][aim["target"]]["name"]
+            aimed = {"target": aim["target"], "bonus": aim["bonus"], "modes": list(AIM_MODES),
+                     "text": f"Aimed at {aim_name} (+{aim['bonus']}): only single shots at {aim_name}."}
         return {"type": "attack", "combatant": c["id"], "label": f"Attack ({c['name']})", "targets": targets,
                 "weapons": weapons, "options": options, "pools": [["none", "no pool"]] + pools,
-                "full_move": moved > c["base_move"]}
+                "full_move": self._full_move_made(state, c), "aim": aimed}
 
     def _defend_template(self, state: State, p: Mapping[str, Any]) -> dict[str, Any]:
         c = state["combatants"][p["defender"]]

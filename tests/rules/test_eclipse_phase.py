@@ -110,14 +110,15 @@ def test_worked_examples_jinx_and_the_exhuman():
     assert state["combatants"]["jinx"]["pools"]["flex"] == 1
 
     # the GM accepts for the exhuman: 69 beats 07 -> hit; 2d10 (7, 5) + burst 1d10 (5) + 2d6 (1, 3) = 21
-    # kinetic armour 10 -> 11 through; Wound Threshold 8 -> one wound; SOM check 75, rolls 09: stays up
+    # kinetic armour 10 -> 11 through; Wound Threshold 8 -> one wound; SOM check 75 less that new wound's 10
+    # (ruling 6) = 65, rolls 09: stays up
     state, events = play(state, {"type": "accept", "combatant": "exh"}, GM, [7, 5, 5, 1, 3, 9])
     assert types(events) == ["roll.accepted", "attack.hit", "damage.dealt", "check.passed"]
     damage = events[2]
     assert damage["data"]["rolled"] == 21 and damage["data"]["armour"] == 10
     assert damage["data"]["through"] == 11 and damage["data"]["wounds"] == 1
     assert [r["faces"] for r in damage["rolls"]] == [[7, 5], [5], [1, 3]]
-    assert events[3]["data"]["check"]["target"] == 75 and events[3]["data"]["check"]["roll"] == 9
+    assert events[3]["data"]["check"]["target"] == 65 and events[3]["data"]["check"]["roll"] == 9
     ex = state["combatants"]["exh"]
     assert (ex["damage"], ex["wounds"], ex["wound_threshold"], ex["conditions"]) == (11, 1, 8, [])
 
@@ -205,7 +206,7 @@ def test_00_is_always_a_critical_success_and_99_always_a_critical_failure(target
 
 def test_doubles_are_criticals_of_the_result_they_fall_on():
     assert judge(44, 50) == {"roll": 44, "target": 50, "success": True, "critical": True, "superior": 0,
-                             "label": "critical success"}
+                             "superior_failures": 0, "label": "critical success"}
     assert judge(55, 50)["label"] == "critical failure"
     assert judge(50, 50)["success"] and not judge(51, 50)["success"]  # at or under succeeds
 
@@ -297,26 +298,27 @@ def test_wounds_are_whole_multiples_of_the_threshold():
 
 
 def test_two_wounds_at_once_and_a_failed_som_check_knock_out():
-    # critical hit (22 vs Guns 50): pistol 2d10 = 9+8 = 17, doubled 34; WT 8 -> 4 wounds; SOM 20*3 = 60, roll 80
+    # critical hit (22 vs Guns 50): pistol 2d10 = 9+8 = 17, doubled 34; WT 8 -> 4 wounds; SOM 20*3 = 60
+    # less the 4 new wounds = 20, roll 80
     state = duel()
     state, events = exchange(state, 22, 90, [9, 8, 80])
     dealt = [e for e in events if e["type"] == "damage.dealt"][0]["data"]
     assert (dealt["rolled"], dealt["total"], dealt["through"], dealt["wounds"]) == (17, 34, 34, 4)
     assert [r["faces"] for r in [e for e in events if e["type"] == "damage.dealt"][0]["rolls"]] == [[9, 8]]
     failed = [e for e in events if e["type"] == "check.failed"][0]
-    assert failed["data"]["knocked_out"] is True and failed["data"]["check"]["target"] == 60
+    assert failed["data"]["knocked_out"] is True and failed["data"]["check"]["target"] == 20
     d = state["combatants"]["d"]
     assert sorted(d["conditions"]) == ["prone", "unconscious"] and d["wounds"] == 4
     assert state["status"] == "ended" and state["outcome"]["winner"] == "A"
 
 
 def test_one_wound_and_a_failed_som_check_knock_down_only():
-    # plain hit: 2d10 = 9+1 = 10 -> 1 wound; SOM check 60 minus the earlier wound (10) = 50; roll 51 fails
+    # plain hit: 2d10 = 9+1 = 10 -> 1 wound; SOM check 60 minus the earlier and the new wound = 40; roll 51 fails
     state = duel()
     state["combatants"]["d"]["wounds"] = 1
     state, events = exchange(state, 20, 90, [9, 1, 51])
     check = [e for e in events if e["type"] == "check.failed"][0]["data"]
-    assert check["check"]["target"] == 50 and check["knocked_out"] is False
+    assert check["check"]["target"] == 40 and check["knocked_out"] is False
     assert state["combatants"]["d"]["conditions"] == ["prone"]
     assert state["combatants"]["d"]["wounds"] == 2
 
@@ -450,16 +452,16 @@ def test_gm_places_any_token_anywhere_without_using_its_move():
 
 
 def test_melee_needs_reach_and_charge_needs_a_move():
-    state = duel(gap=3)
+    state = duel(gap=6)
     with pytest.raises(IllegalDeclaration, match="out of reach"):
         attack(state, weapon=1)
-    state, _ = play(state, {"type": "move", "combatant": "a", "x": 3, "y": 1}, SA)
+    state, _ = play(state, {"type": "move", "combatant": "a", "x": 6, "y": 1}, SA)  # 5 m: a full move
     state, _ = attack(state, weapon=1, charge=True, aggressive=True, bonus="accuracy")
     labels = {m["label"]: m["value"] for m in state["pending"]["mods"]}
     assert labels == {"charging": -10, "aggressive melee": 10}
     assert state["pending"]["extra"] == [{"label": "charge", "dice": [1, 6]}]
     state = duel(gap=1)
-    with pytest.raises(IllegalDeclaration, match="not moved"):
+    with pytest.raises(IllegalDeclaration, match="full move"):
         attack(state, weapon=1, charge=True)
 
 
@@ -470,7 +472,7 @@ def test_aggressive_attacker_defends_at_minus_ten_until_its_next_turn():
     state, _ = play(state, {"type": "end_turn", "combatant": "a"}, SA)
     state, _ = play(state, {"type": "attack", "combatant": "d", "target": "a", "weapon": 0}, SD)
     defend = [t for t in EP.view_for(state, SA)["legal"] if t["type"] == "defend"][0]
-    assert [(m["method"], m["target"]) for m in defend["methods"]] == [("melee", 40), ("fray", 40)]
+    assert [(m["method"], m["target"]) for m in defend["methods"]] == [("melee", 50), ("fray", 40)]  # Fray only
 
 
 # --- other modifiers and actions ----------------------------------------------------------------------
