@@ -26,7 +26,9 @@ by row, then in lineup order; within a unit the noble comes first, then his troo
    order, each unit's noble first, then his troops in table order). A certain hit (defence 0) is
    not rolled;
 4. after both sides: one wound roll (1-100) per noble who was hit, then the damage rolls (5-10)
-   of the siege engines that struck a structure.
+   of the siege engines that struck a structure;
+5. when the phase ends the battle with a winner and the prisoners option is on: one d100 per
+   surviving noble of the loser, in lineup order (taken on the chance or less).
 
 The combat value of a man is the higher of his attack and effective missile rating plus his
 defence; a side breaks when its total falls to its threshold:
@@ -273,7 +275,7 @@ class Olympia(RuleSystem):
             Field("terrain_defence", "Terrain defence", "bool", False, help="Optional rule: the attacked side's defence is multiplied by the terrain (city 1.25, forest 1.5, mountain 2, swamp 0.75).", group="Optional rules"),
             Field("weather", "Weather", "choice", "clear", choices=WEATHERS, help="Optional rule: wind halves missile ratings, rain stops all bows.", group="Optional rules"),
             Field("opening_volley", "Opening volley", "bool", False, help="Optional rule: before the first round the attacked side's back-row missile troops fire once alone.", group="Optional rules"),
-            Field("prisoners", "Prisoners", "bool", False, help="Optional rule: wounded nobles of the losing side who survive are taken prisoner.", group="Optional rules"),
+            Field("prisoners", "Prisoners", "bool", False, help="Optional rule: after a win each surviving noble of the loser may be taken prisoner (25-75%, by the numbers left on each side).", group="Optional rules"),
         ]
 
     def presets(self) -> list[dict[str, Any]]:
@@ -316,8 +318,9 @@ class Olympia(RuleSystem):
             )},
             {"title": "Caps", "text": (
                 "In one phase, melee attacks are limited to four per targetable enemy, and missile "
-                "attacks to the number of men in the firing side's own front row. When more could "
-                "strike, a random selection of them does."
+                "attacks to the number of the firing side's own front-row men the enemy could target "
+                "now (a noble still covered by his men does not count). When more could strike, a "
+                "random selection of them does."
             )},
             {"title": "Structures", "text": (
                 "A castle (defence 40, shelters 500 men), tower (20, 100 men), galley (10, 50 men), "
@@ -334,7 +337,9 @@ class Olympia(RuleSystem):
                 "Terrain defence multiplies the attacked side's defence (city 1.25, forest 1.5, "
                 "mountain 2, swamp 0.75). Wind halves missile ratings; rain grounds archers, horse "
                 "archers and elite archers. The opening volley lets the attacked side's missile "
-                "troops fire once before round one. Prisoners: wounded nobles of the loser are captured."
+                "troops fire once before round one. Prisoners: when one side wins, each surviving noble of the "
+                "loser, wounded or not, is captured on his own d100 roll; the chance is 25% times the "
+                "winner's men and unwounded nobles divided by the loser's, kept between 25% and 75%."
             )},
             {"title": "This board's own choices", "text": (
                 "Catapults and battering rams are not in the printed table: here they fight with "
@@ -791,17 +796,15 @@ class Olympia(RuleSystem):
             for side in [opts["defender"]] if phase == "volley" else sides:
                 att = self._missile_attackers(state, side)
                 if sum(att.counts):
-                    cap = self._front_persons(state, side)
+                    # ruling Olympia-5: the firing side's own front-row men that could be targeted now
+                    # (a noble still covered by his men does not count)
+                    cap = _targetable(slots[side])
                     fire(side, att, "front", cap, f"the missile troops of {self._side_name(state, side)}")
         else:
             for side in sides:
                 att = self._melee_attackers(state, side)
                 if sum(att.counts):
-                    enemy = _other(side)
-                    defenders = sum(
-                        s.count for s in slots[enemy]
-                        if (s.what == "men" and s.row == 0) or (s.what == "noble" and s.exposed)
-                    )
+                    defenders = _targetable(slots[_other(side)])
                     fire(side, att, "front", 4 * defenders, f"the front row of {self._side_name(state, side)}")
 
         # the fallen leave: every hit man dies once, each hit noble gets one wound, structures take damage
@@ -893,18 +896,11 @@ class Olympia(RuleSystem):
         state["report"] = (state["report"] + [report])[-REPORT_KEEP:]
         events.append(event("phase.resolved", text, rolls=rolls, **{k: v for k, v in report.items() if k != "text"}))
         events += fallen_nobles + structure_events
-        events += self._check_break(state, totals, title)
+        events += self._check_break(state, totals, title, dice)
         if state["status"] == "active":
             for side in sides:
                 events += self._advance_rows(state, side)
         return events
-
-    def _front_persons(self, state: State, side: str) -> int:
-        total = 0
-        for c in state["combatants"].values():
-            if c["side"] == side and c["behind"] == 0:
-                total += sum(c["troops"].values()) + (1 if c["state"] == "fighting" else 0)
-        return total
 
     def _advance_rows(self, state: State, side: str) -> list[Event]:
         units = [(cid, c) for cid, c in self._units(state, side) if c["state"] == "fighting" or sum(c["troops"].values())]
@@ -917,7 +913,7 @@ class Olympia(RuleSystem):
         names = ", ".join(c["name"] for c in moving)
         return [event("row.advanced", f"The front row of {self._side_name(state, side)} is empty: {names} advance from the {_row_name(row)}.", side=side, behind=row)]
 
-    def _check_break(self, state: State, totals: dict[str, Any], title: str) -> list[Event]:
+    def _check_break(self, state: State, totals: dict[str, Any], title: str, dice: DiceSource) -> list[Event]:
         broken = [s for s in self.sides if totals[s]["total2"] <= state["sides"][s]["threshold2"]]
         if not broken:
             return []
@@ -937,10 +933,25 @@ class Olympia(RuleSystem):
         state["outcome"] = outcome
         events.append(event("battle.ended", text, **{k: v for k, v in outcome.items() if k != "text"}))
         if state["options"]["prisoners"] and outcome["winner"]:
-            for cid, c in state["combatants"].items():
-                if c["side"] in broken and c["state"] == "wounded":
-                    c["state"] = "prisoner"
-                    events.append(event("prisoner.taken", f"{c['name']} is taken prisoner by {self._side_name(state, outcome['winner'])}.", combatant=cid))
+            events += self._take_prisoners(state, outcome["winner"], broken[0], dice)
+        return events
+
+    def _take_prisoners(self, state: State, winner: str, loser: str, dice: DiceSource) -> list[Event]:
+        """Ruling Olympia-10: every surviving noble of the loser, wounded or not, is taken on his own d100."""
+        chance = prisoner_chance(_head_count(state, winner), _head_count(state, loser))
+        events: list[Event] = []
+        by = self._side_name(state, winner)
+        for cid, c in sorted(state["combatants"].items(), key=lambda item: item[1]["order"]):
+            if c["side"] != loser or c["state"] == "dead":
+                continue
+            roll = dice.randint(1, 100, f"is {c['name']} taken prisoner ({chance}% or less)?")
+            if roll.total <= chance:
+                c["state"] = "prisoner"
+                events.append(event("prisoner.taken", f"{c['name']} is taken prisoner by {by} (rolled {roll.total}, {chance}% chance).",
+                                    rolls=[roll], combatant=cid, chance=chance))
+            else:
+                events.append(event("prisoner.escaped", f"{c['name']} escapes capture (rolled {roll.total}, {chance}% chance).",
+                                    rolls=[roll], combatant=cid, chance=chance))
         return events
 
     # --- totals and names -------------------------------------------------------------------------------
@@ -1073,6 +1084,26 @@ class Olympia(RuleSystem):
 # --- helpers ------------------------------------------------------------------------------------------
 
 
+def prisoner_chance(winners: int, losers: int) -> int:
+    """The chance in percent that each surviving noble of the loser is taken (ruling Olympia-10):
+    25 x the winner's head count / the loser's, rounded down, kept within 25-75.
+
+    >>> prisoner_chance(100, 100), prisoner_chance(250, 100), prisoner_chance(10, 100), prisoner_chance(5, 0)
+    (25, 62, 25, 75)
+    """
+    if losers <= 0:
+        return 75
+    return max(25, min(75, 25 * winners // losers))
+
+
+def _head_count(state: Mapping[str, Any], side: str) -> int:
+    """A side's surviving men (every row) plus its unwounded nobles."""
+    return sum(
+        sum(c["troops"].values()) + (1 if c["state"] == "fighting" else 0)
+        for c in state["combatants"].values() if c["side"] == side
+    )
+
+
 def _poss(name: str) -> str:
     """The possessive of a name: "Osswid's", "Captain of archers'"."""
     return f"{name}'" if name.endswith("s") else f"{name}'s"
@@ -1154,6 +1185,12 @@ def _defence4(slot: Slot, attacker_kind: str | None, state: Mapping[str, Any], s
     if opts.get("terrain_defence") and opts.get("defender") == side:
         quarters = TERRAIN_QUARTERS[opts.get("terrain", "plain")]
     return max(0, defence) * quarters
+
+
+def _targetable(slots: Sequence[Slot]) -> int:
+    """The men of a side that missile and melee attacks could target now: its front-row men, and
+    its nobles who are exposed (no structure: that is not a man)."""
+    return sum(s.count for s in slots if (s.what == "men" and s.row == 0) or (s.what == "noble" and s.exposed))
 
 
 def _summary(dice_text: str, purpose: str, faces: Any, total: int | None = None, **extra: Any) -> dict[str, Any]:

@@ -311,7 +311,7 @@ def test_missile_attacks_are_capped_at_the_firing_sides_front_row() -> None:
     seeded = SeededDice("caps")
     state, events = SYSTEM.apply(state, {"type": "step", "by": "phase"}, GM, seeded)
     strike = of_type(events, "phase.resolved")[0]["data"]["strikes"][0]
-    assert strike["attacks"] == 2 and strike["capped"] == 50
+    assert strike["attacks"] == 1 and strike["capped"] == 50  # Osswid, covered by his soldier, does not count
 
 
 # --- ratings and modifiers ----------------------------------------------------------------------------
@@ -487,10 +487,13 @@ def test_prisoners_are_taken_from_the_loser() -> None:
     state, _ = start(lineup, {"prisoners": True, "break_point_b": 90})
     # B front row: Brennan alone (leader, exposed).  A: Osswid + knight pick 0, 0: hit (1 of 1-2), miss (17 of 1-17);
     # B: Brennan picks the knight (0): 17 misses.  Wound 20: Brennan is wounded; B breaks (soldier 10 <= 153)
-    state, events = step(state, [0, 0, 1, 17, 0, 17, 20])
+    # prisoners (ruling Olympia-10): 2 heads against 2 -> 25%; Brennan rolls 10 (taken), the vassal 90 (escapes)
+    state, events = step(state, [0, 0, 1, 17, 0, 17, 20, 10, 90])
     assert state["outcome"]["winner"] == "A"
     assert state["combatants"]["brennan"]["state"] == "prisoner"
-    assert of_type(events, "prisoner.taken")[0]["data"] == {"combatant": "brennan"}
+    assert state["combatants"]["vassal"]["state"] == "fighting"
+    assert of_type(events, "prisoner.taken")[0]["data"] == {"combatant": "brennan", "chance": 25}
+    assert of_type(events, "prisoner.escaped")[0]["data"] == {"combatant": "vassal", "chance": 25}
 
 
 # --- deployment -----------------------------------------------------------------------------------------
