@@ -1,24 +1,60 @@
-// A square grid with tokens, shared by the systems that use positions.
-// It only draws what it is given and reports taps and drops; every rule (reach, range, legal
-// movement) is computed on the server and arrives in the spec.
+// A square grid with tokens, shared by the systems that use positions (the GM console, the phones and
+// the table display). It only draws what it is given and reports taps and drops; every rule (reach,
+// range, legal movement, blocked squares) is computed on the server and arrives in the spec.
 //
 // renderGrid(container, {
 //   width, height,                 // in squares
-//   cell: 44,                      // pixels per square (the SVG scales to the container)
-//   tokens: [{id, x, y, label, side, cls, title, badge, hp: {current, max}, active, selected, dead}],
+//   cell: 44,                      // user units per square (the SVG scales to the container)
+//   tokens: [{id, x, y, label, name, side, colour, portrait, cls, title, badge,
+//             hp: {current, max} | {level: 0..1, label}, active, selected, dead, mine}],
 //   rings:  [{x, y, r, cls, label}],           // r in squares, centred on a square
 //   paths:  [{points: [[x, y], ...], cls, labels: ["1", ...]}],
 //   highlights: [{x, y, cls, label}],          // squares to mark (reachable, targets…)
+//   blocked: [[x, y], ...],                    // squares no token may enter: drawn hatched
+//   map: {url, width, height, squares_across, offset_x, offset_y} | null,   // an image under the grid
+//   names: true,                   // draw each token's name (or `label`) under it; false: initials only
+//   nameSize: 0.24,                // the name's font size, in squares
+//   view: {x, y, width, height},   // the part of the grid to show, in squares (default: all of it)
+//   zoomable: false,               // pinch-zoom / wheel-zoom and drag to pan; taps still work
 //   onTokenClick(id), onCellClick(x, y), canDrag(id) -> bool, onDrop(id, x, y)
 // })
+//
+// The map's geometry. The image is `map.width` × `map.height` pixels and carries a grid of its own.
+// `squares_across` of the map's squares span the image's full width, so one map square is
+// width / squares_across image pixels on each side (squares are square). `offset_x`, `offset_y` is
+// the image pixel where the map grid's first lines cross (the top-left corner of the map's first
+// square); that point is laid on the board's (0, 0) corner. So, in board squares, the image's
+// top-left corner is at (-offset_x / p, -offset_y / p) and it is width / p squares wide and
+// height / p squares tall, with p = width / squares_across. The part outside the board is clipped.
+//
+// Each token is drawn as <g data-testid="token" data-combatant="<id>" class="token side-…"> holding an
+// inner <g data-testid="token-<id>" data-id="<id>">: the side's colour (or the token's own colour) and
+// its shape with its letter, so no one needs to tell colours apart; a health ring; the name under it.
 
 import { s } from "./ui.js";
+import { sideMark, shortName } from "./kit.js";
 
-const SIDE_CLASSES = ["side-a", "side-b", "side-c", "side-d"];
+let gridCount = 0;
 
-function sideClass(side, sides) {
-  const i = sides.indexOf(side);
-  return SIDE_CLASSES[i >= 0 ? i % SIDE_CLASSES.length : 0];
+function initials(t) {
+  if (t.label && !t.name) return String(t.label).slice(0, 3);
+  const words = String(t.name || t.label || t.id).split(/[\s()-]+/).filter((w) => /^[A-Za-z0-9]/.test(w));
+  if (words.length >= 2) return (words[0][0] + words[1][0]).toUpperCase();
+  return (words[0] || String(t.id)).slice(0, 2);
+}
+
+function hpFraction(hp) {
+  if (!hp) return null;
+  if (typeof hp.level === "number") return Math.max(0, Math.min(1, hp.level));
+  if (hp.max > 0) return Math.max(0, Math.min(1, hp.current / hp.max));
+  return null;
+}
+
+function sideShape(shape, r) {
+  if (shape === "square") return s("rect", { x: -r * 0.85, y: -r * 0.85, width: r * 1.7, height: r * 1.7, rx: r * 0.15 });
+  if (shape === "triangle") return s("polygon", { points: `0,${-r} ${r * 0.95},${r * 0.75} ${-r * 0.95},${r * 0.75}` });
+  if (shape === "diamond") return s("polygon", { points: `0,${-r} ${r},0 0,${r} ${-r},0` });
+  return s("circle", { r });
 }
 
 export function renderGrid(container, spec) {
@@ -27,14 +63,50 @@ export function renderGrid(container, spec) {
   const height = Math.max(1, spec.height || 10);
   const W = width * cell;
   const H = height * cell;
-  const svg = s("svg", { class: "grid", viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": "battle grid", dataset: { testid: "grid" } });
-  const sides = [...new Set((spec.tokens || []).map((t) => t.side))];
+  const uid = `g${++gridCount}`;
+  const v = spec.view || { x: 0, y: 0, width, height };
+  const svg = s("svg", {
+    class: `grid${spec.zoomable ? " zoomable" : ""}`,
+    viewBox: `${v.x * cell} ${v.y * cell} ${v.width * cell} ${v.height * cell}`,
+    role: "img", "aria-label": "battle grid", dataset: { testid: "grid" },
+  });
+  const sides = [...new Set((spec.tokens || []).map((t) => t.side))].sort();
+
+  const defs = s("defs", {},
+    s("clipPath", { id: `${uid}-clip` }, s("rect", { x: 0, y: 0, width: W, height: H })),
+    s("pattern", { id: `${uid}-hatch`, width: cell / 4, height: cell / 4, patternUnits: "userSpaceOnUse", patternTransform: "rotate(45)" },
+      s("rect", { class: "blocked-hatch-bg", width: cell / 4, height: cell / 4 }),
+      s("line", { class: "blocked-hatch", x1: 0, y1: 0, x2: 0, y2: cell / 4 })),
+  );
+  svg.append(defs);
+  const cells = s("rect", { class: "grid-bg", x: 0, y: 0, width: W, height: H });
+  svg.append(cells);
+
+  const map = spec.map;
+  if (map && map.url && map.width > 0 && map.height > 0 && map.squares_across > 0) {
+    const p = map.width / map.squares_across; // image pixels per square
+    const k = cell / p; // user units per image pixel
+    svg.append(s("image", {
+      class: "grid-map", href: map.url, x: -(map.offset_x || 0) * k, y: -(map.offset_y || 0) * k,
+      width: map.width * k, height: map.height * k, preserveAspectRatio: "none", "clip-path": `url(#${uid}-clip)`,
+      dataset: { testid: "grid-map" },
+    }));
+    svg.classList.add("has-map");
+  }
 
   const lines = s("g", { class: "grid-lines" });
   for (let x = 0; x <= width; x++) lines.append(s("line", { x1: x * cell, y1: 0, x2: x * cell, y2: H }));
   for (let y = 0; y <= height; y++) lines.append(s("line", { x1: 0, y1: y * cell, x2: W, y2: y * cell }));
-  const cells = s("rect", { class: "grid-bg", x: 0, y: 0, width: W, height: H });
-  svg.append(cells, lines);
+  svg.append(lines);
+
+  const blocked = s("g", { class: "grid-blocked" });
+  for (const sq of spec.blocked || []) {
+    const [x, y] = sq;
+    if (!(x >= 0 && y >= 0 && x < width && y < height)) continue;
+    blocked.append(s("rect", { class: "blocked", x: x * cell, y: y * cell, width: cell, height: cell, fill: `url(#${uid}-hatch)`, dataset: { testid: "blocked", x, y } },
+      s("title", {}, "blocked")));
+  }
+  svg.append(blocked);
 
   const marks = s("g", { class: "grid-highlights" });
   for (const m of spec.highlights || []) {
@@ -64,33 +136,67 @@ export function renderGrid(container, spec) {
   }
   svg.append(paths);
 
+  const showNames = spec.names !== false;
+  const nameSize = (spec.nameSize || 0.24) * cell;
   const tokens = s("g", { class: "grid-tokens" });
-  for (const t of spec.tokens || []) {
-    const g = s("g", {
-      class: `token ${sideClass(t.side, sides)} ${t.cls || ""} ${t.active ? "active" : ""} ${t.selected ? "selected" : ""} ${t.dead ? "dead" : ""}`,
+  const ordered = [...(spec.tokens || [])].sort((a, b) => (a.active ? 1 : 0) - (b.active ? 1 : 0));
+  for (const t of ordered) {
+    const mark = sideMark(t.side, sides);
+    const r = cell * 0.4;
+    const outer = s("g", {
+      class: `token ${mark.cls} ${t.cls || ""} ${t.active ? "active" : ""} ${t.selected ? "selected" : ""} ${t.dead ? "dead" : ""}`,
       transform: `translate(${(t.x + 0.5) * cell} ${(t.y + 0.5) * cell})`,
-      dataset: { testid: `token-${t.id}`, id: t.id },
-      tabindex: 0,
+      dataset: { testid: "token", combatant: t.id, id: t.id, side: t.side ?? "" },
+      tabindex: spec.onTokenClick ? 0 : null,
+      role: spec.onTokenClick ? "button" : null,
+      "aria-label": t.title || t.name || t.label || t.id,
     });
-    g.append(s("circle", { class: "token-body", r: cell * 0.42 }));
-    g.append(s("text", { class: "token-label", "text-anchor": "middle", y: 5 }, (t.label || t.id).slice(0, 3)));
-    if (t.hp && t.hp.max > 0) {
-      const frac = Math.max(0, Math.min(1, t.hp.current / t.hp.max));
-      g.append(s("rect", { class: "token-hp-bg", x: -cell * 0.4, y: cell * 0.3, width: cell * 0.8, height: 5 }));
-      g.append(s("rect", { class: "token-hp", x: -cell * 0.4, y: cell * 0.3, width: cell * 0.8 * frac, height: 5 }));
+    const inner = s("g", { class: "token-inner", dataset: { testid: `token-${t.id}`, id: t.id } });
+    if (t.active) inner.append(s("circle", { class: "token-active-halo", r: cell * 0.52 }));
+    const body = s("circle", { class: "token-body", r });
+    if (t.colour) body.style.setProperty("fill", t.colour);
+    inner.append(body);
+    if (t.portrait) {
+      const clip = `${uid}-p-${String(t.id).replace(/[^A-Za-z0-9_-]/g, "")}`;
+      defs.append(s("clipPath", { id: clip }, s("circle", { r: r * 0.9 })));
+      inner.append(s("image", { class: "token-portrait", href: t.portrait, x: -r * 0.9, y: -r * 0.9, width: r * 1.8, height: r * 1.8, preserveAspectRatio: "xMidYMid slice", "clip-path": `url(#${clip})` }));
+    } else {
+      inner.append(s("text", { class: "token-label", "text-anchor": "middle", "dominant-baseline": "central", style: { "font-size": `${cell * 0.3}px` } }, initials(t)));
     }
+    const frac = hpFraction(t.hp);
+    if (frac !== null) {
+      const rr = cell * 0.45;
+      const circ = 2 * Math.PI * rr;
+      const level = frac > 0.5 ? "high" : frac > 0.25 ? "mid" : "low";
+      inner.append(s("circle", { class: "token-ring-bg", r: rr, "stroke-width": cell * 0.07 }));
+      inner.append(s("circle", { class: `token-ring token-ring-${level}`, r: rr, "stroke-width": cell * 0.07, "stroke-dasharray": `${(frac * circ).toFixed(2)} ${circ.toFixed(2)}`, transform: "rotate(-90)" }));
+    }
+    // the side: its shape with its letter, at the token's lower left
+    const sr = cell * 0.16;
+    const badge = s("g", { class: `token-side kit-shape-${mark.shape}`, transform: `translate(${-cell * 0.33} ${cell * 0.3})` }, sideShape(mark.shape, sr),
+      s("text", { class: "token-side-letter", "text-anchor": "middle", "dominant-baseline": "central", style: { "font-size": `${sr * 1.25}px` }, y: mark.shape === "triangle" ? sr * 0.2 : 0 }, mark.letter));
+    inner.append(badge);
     if (t.badge !== undefined && t.badge !== null && t.badge !== "") {
       const neg = typeof t.badge === "number" ? t.badge < 0 : String(t.badge).startsWith("-");
-      g.append(s("circle", { class: `token-badge-bg ${neg ? "negative" : ""}`, cx: cell * 0.34, cy: -cell * 0.34, r: cell * 0.2 }));
-      g.append(s("text", { class: `token-badge ${neg ? "negative" : ""}`, x: cell * 0.34, y: -cell * 0.34 + 4, "text-anchor": "middle" }, String(t.badge)));
+      inner.append(s("circle", { class: `token-badge-bg ${neg ? "negative" : ""}`, cx: cell * 0.34, cy: -cell * 0.34, r: cell * 0.2 }));
+      inner.append(s("text", { class: `token-badge ${neg ? "negative" : ""}`, x: cell * 0.34, y: -cell * 0.34, "text-anchor": "middle", "dominant-baseline": "central", style: { "font-size": `${cell * 0.2}px` } }, String(t.badge)));
     }
-    g.append(s("title", {}, t.title || t.label || t.id));
+    if (t.dead) inner.append(s("path", { class: "token-dead-mark", d: `M${-r * 0.6},${-r * 0.6} L${r * 0.6},${r * 0.6} M${r * 0.6},${-r * 0.6} L${-r * 0.6},${r * 0.6}` }));
+    inner.append(s("title", {}, t.title || t.name || t.label || t.id));
+    outer.append(inner);
+    if (showNames && (t.name || t.label)) {
+      const text = t.name ? shortName(t.name, 12) : String(t.label);
+      const name = s("text", {
+        class: "token-name", "text-anchor": "middle", "dominant-baseline": "hanging", y: cell * 0.47, style: { "font-size": `${nameSize}px` },
+      }, text);
+      outer.append(name);
+    }
     if (spec.onTokenClick) {
-      g.addEventListener("click", (ev) => { ev.stopPropagation(); spec.onTokenClick(t.id); });
-      g.addEventListener("keydown", (ev) => { if (ev.key === "Enter" || ev.key === " ") spec.onTokenClick(t.id); });
+      outer.addEventListener("click", (ev) => { ev.stopPropagation(); spec.onTokenClick(t.id); });
+      outer.addEventListener("keydown", (ev) => { if (ev.key === "Enter" || ev.key === " ") spec.onTokenClick(t.id); });
     }
-    if (spec.canDrag && spec.canDrag(t.id) && spec.onDrop) makeDraggable(svg, g, t, cell, width, height, spec.onDrop);
-    tokens.append(g);
+    if (spec.canDrag && spec.canDrag(t.id) && spec.onDrop) makeDraggable(svg, outer, t, cell, width, height, spec.onDrop);
+    tokens.append(outer);
   }
   svg.append(tokens);
 
@@ -100,6 +206,7 @@ export function renderGrid(container, spec) {
       if (p.x >= 0 && p.y >= 0 && p.x < width && p.y < height) spec.onCellClick(p.x, p.y);
     });
   }
+  if (spec.zoomable) makeZoomable(svg, { x: 0, y: 0, w: W, h: H }, v, cell);
   container.replaceChildren(svg);
   return svg;
 }
@@ -120,6 +227,7 @@ function makeDraggable(svg, g, token, cell, width, height, onDrop) {
   g.addEventListener("pointerdown", (ev) => {
     dragging = true;
     moved = false;
+    ev.stopPropagation(); // a token's drag is not the board's pan
     g.setPointerCapture(ev.pointerId);
   });
   g.addEventListener("pointermove", (ev) => {
@@ -143,4 +251,95 @@ function makeDraggable(svg, g, token, cell, width, height, onDrop) {
     g.setAttribute("transform", `translate(${(x + 0.5) * cell} ${(y + 0.5) * cell})`);
     if (x !== token.x || y !== token.y) onDrop(token.id, x, y);
   });
+  g.addEventListener("pointercancel", () => { dragging = false; });
+}
+
+// Zoom and pan by changing the viewBox: two fingers pinch, one finger (or the mouse) drags, the wheel
+// zooms. A press that moves less than a few pixels stays a tap (its click goes through); after a
+// drag the click that follows is swallowed. The zoom is kept per grid container across re-renders.
+const zoomMemory = new WeakMap();
+
+function makeZoomable(svg, full, initial, cell) {
+  const start = { x: initial.x * cell, y: initial.y * cell, w: initial.width * cell, h: initial.height * cell };
+  let vb = { ...start };
+  const minW = Math.min(full.w, cell * 3);
+  const apply = () => {
+    vb.w = Math.max(minW, Math.min(full.w, vb.w));
+    vb.h = vb.w * (start.h / start.w);
+    vb.x = Math.max(full.x - vb.w * 0.25, Math.min(full.x + full.w - vb.w * 0.75, vb.x));
+    vb.y = Math.max(full.y - vb.h * 0.25, Math.min(full.y + full.h - vb.h * 0.75, vb.y));
+    svg.setAttribute("viewBox", `${vb.x} ${vb.y} ${vb.w} ${vb.h}`);
+    const holder = svg.parentNode;
+    if (holder) zoomMemory.set(holder, { ...vb, baseW: start.w });
+  };
+  queueMicrotask(() => {
+    const holder = svg.parentNode;
+    const kept = holder && zoomMemory.get(holder);
+    if (kept && kept.baseW === start.w) { vb = { x: kept.x, y: kept.y, w: kept.w, h: kept.h }; apply(); }
+  });
+  const pointers = new Map();
+  let moved = false;
+  let pinch = null;
+  const unitsPerPx = () => {
+    const r = svg.getBoundingClientRect();
+    return r.width > 0 ? vb.w / r.width : 1;
+  };
+  svg.addEventListener("pointerdown", (ev) => {
+    pointers.set(ev.pointerId, { x: ev.clientX, y: ev.clientY, sx: ev.clientX, sy: ev.clientY });
+    if (pointers.size === 1) moved = false;
+    if (pointers.size === 2) {
+      const [a, b] = [...pointers.values()];
+      pinch = { d: Math.hypot(a.x - b.x, a.y - b.y) || 1, vb: { ...vb }, cx: (a.x + b.x) / 2, cy: (a.y + b.y) / 2 };
+    }
+  });
+  svg.addEventListener("pointermove", (ev) => {
+    const p = pointers.get(ev.pointerId);
+    if (!p) return;
+    const dx = ev.clientX - p.x;
+    const dy = ev.clientY - p.y;
+    p.x = ev.clientX;
+    p.y = ev.clientY;
+    if (!moved && Math.hypot(p.x - p.sx, p.y - p.sy) < 8) return;
+    if (!moved) { moved = true; try { svg.setPointerCapture(ev.pointerId); } catch { /* gone */ } }
+    if (pointers.size >= 2 && pinch) {
+      const [a, b] = [...pointers.values()];
+      const d = Math.hypot(a.x - b.x, a.y - b.y) || 1;
+      const rect = svg.getBoundingClientRect();
+      const k = pinch.d / d;
+      const fx = (pinch.cx - rect.left) / rect.width;
+      const fy = (pinch.cy - rect.top) / rect.height;
+      const w = pinch.vb.w * k;
+      vb.w = w;
+      vb.x = pinch.vb.x + (pinch.vb.w - w) * fx;
+      vb.y = pinch.vb.y + (pinch.vb.h - w * (start.h / start.w)) * fy;
+      apply();
+    } else if (pointers.size === 1) {
+      const u = unitsPerPx();
+      vb.x -= dx * u;
+      vb.y -= dy * u;
+      apply();
+    }
+  });
+  const end = (ev) => {
+    pointers.delete(ev.pointerId);
+    if (pointers.size < 2) pinch = null;
+  };
+  svg.addEventListener("pointerup", end);
+  svg.addEventListener("pointercancel", end);
+  svg.addEventListener("click", (ev) => {
+    if (moved) { ev.stopPropagation(); ev.preventDefault(); moved = false; }
+  }, true);
+  svg.addEventListener("wheel", (ev) => {
+    ev.preventDefault();
+    const rect = svg.getBoundingClientRect();
+    const k = ev.deltaY > 0 ? 1.15 : 1 / 1.15;
+    const fx = (ev.clientX - rect.left) / rect.width;
+    const fy = (ev.clientY - rect.top) / rect.height;
+    const w = vb.w * k;
+    const hh = w * (start.h / start.w);
+    vb.x += (vb.w - w) * fx;
+    vb.y += (vb.h - hh) * fy;
+    vb.w = w;
+    apply();
+  }, { passive: false });
 }
