@@ -31,6 +31,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from . import terrain
 from .core import Event, Field, RuleSystem, State, Viewer, combatant_visibility, event
 from .dice import DiceSource
 from .errors import IllegalDeclaration, InvalidDeclaration
@@ -278,8 +279,15 @@ def _distance_squares(a: Mapping[str, Any], b: Mapping[str, Any]) -> float:
     return math.hypot(a["x"] - b["x"], a["y"] - b["y"])
 
 
-def _adjacent(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    return max(abs(a["x"] - b["x"]), abs(a["y"] - b["y"])) <= 1
+def _adjacent(a: Mapping[str, Any], b: Mapping[str, Any], state: Mapping[str, Any] | None = None) -> bool:
+    """Touching squares (melee reach); with ``state``, not parted by blocked squares corner to corner."""
+    if max(abs(a["x"] - b["x"]), abs(a["y"] - b["y"])) > 1:
+        return False
+    if state is None or not state.get("blocked"):
+        return True
+    opts = state["options"]
+    return terrain.step_distance((a["x"], a["y"]), (b["x"], b["y"]), terrain.blocked_of(state),
+                                 opts["width"], opts["height"]) is not None
 
 
 def _metres(state: Mapping[str, Any], a: Mapping[str, Any], b: Mapping[str, Any]) -> float:
@@ -311,7 +319,8 @@ class EclipsePhase(RuleSystem):
     id = "eclipse-phase"
     name = "Eclipse Phase 2e"
     summary = "Initiative order, opposed d100 tests with superior and critical results, wounds, on a grid."
-    gm_declarations = frozenset({"modifier", "clear_modifiers", "condition", "reveal", "advance", "adjust"})
+    gm_declarations = frozenset({"modifier", "clear_modifiers", "condition", "reveal", "advance", "adjust",
+                                 "set_blocked"})
     max_combatants = 24
 
     # --- forms -----------------------------------------------------------------------------
@@ -490,6 +499,9 @@ class EclipsePhase(RuleSystem):
         if len({e["side"] for e in entries}) < 2:
             raise InvalidDeclaration("a fight needs combatants on both sides")
         opts = self.validate_options(options)
+        # blocked squares come from the table's board (not an option of the form)
+        blocked = terrain.clean_blocked(options.get("blocked") if isinstance(options, Mapping) else None,
+                                        opts["width"], opts["height"])
         combatants: dict[str, Any] = {}
         taken: set[tuple[int, int]] = set()
         for entry in entries:
@@ -498,7 +510,10 @@ class EclipsePhase(RuleSystem):
                     raise InvalidDeclaration(f"{entry['name']}: starting square is off the grid")
                 if (entry["x"], entry["y"]) in taken:
                     raise InvalidDeclaration(f"{entry['name']}: starting square is already taken")
+                if [entry["x"], entry["y"]] in blocked:
+                    raise InvalidDeclaration(f"{entry['name']}: starting square ({entry['x']}, {entry['y']}) is blocked")
                 taken.add((entry["x"], entry["y"]))
+        taken.update((x, y) for x, y in blocked)
         for entry in entries:
             c = self._build_combatant(entry)
             if entry["x"] < 0 or entry["y"] < 0:
@@ -509,6 +524,7 @@ class EclipsePhase(RuleSystem):
             "system": self.id,
             "status": "active",
             "options": opts,
+            "blocked": blocked,
             "round": 0,
             "order": [],
             "initiative": {},
@@ -838,7 +854,15 @@ class EclipsePhase(RuleSystem):
         for other in state["combatants"].values():
             if other["id"] != c["id"] and (other["x"], other["y"]) == (x, y) and other["state"] != "dead":
                 raise IllegalDeclaration(f"{other['name']} stands on that square")
-        metres = round(math.hypot(x - c["x"], y - c["y"]) * opts["metres_per_square"], 2)
+        blocked = terrain.blocked_of(state)
+        if (x, y) in blocked:
+            raise IllegalDeclaration(f"square ({x}, {y}) is blocked")
+        squares = terrain.path_length((c["x"], c["y"]), (x, y), blocked, opts["width"], opts["height"])
+        if squares is None and not viewer.is_gm:
+            raise IllegalDeclaration(f"blocked squares leave {c['name']} no way to ({x}, {y})")
+        if squares is None:  # the GM may set a token down anywhere free, even where no way leads
+            squares = math.hypot(x - c["x"], y - c["y"])
+        metres = round(squares * opts["metres_per_square"], 2)
         own_turn = state["active"] == c["id"] and state["pending"] is None
         if not viewer.is_gm:
             self._require_active(state, c)
@@ -952,7 +976,7 @@ class EclipsePhase(RuleSystem):
             "one_handed": self._flag(d, "one_handed"),
             "visibility": self._choice(d, "visibility", VISIBILITY, "clear"),
         }
-        if melee and not _adjacent(a, t):
+        if melee and not _adjacent(a, t, state):
             raise IllegalDeclaration(f"{t['name']} is out of reach of a melee attack (move next to it first)")
         if (choices["charge"] or choices["aggressive"]) and not melee:
             raise IllegalDeclaration("charging and aggressive attacks are melee attacks")
@@ -1260,6 +1284,8 @@ class EclipsePhase(RuleSystem):
             outcome = f"knocked down by {_count(wounds, 'wound')} at once, but stays conscious"
         else:
             outcome = "knocked down" if knocked_down else "stays on its feet"
+        exchange.update({"knocked_down": knocked_down, "knocked_out": knocked_out,
+                         "som_text": f"{result_words(res)}, {outcome}"})
         hurt = ", ".join(_count(n, w) for n, w in ((t["wounds"], "wound"), (t["traumas"], "trauma")) if n)
         text = (f"{t['name']} rolls {res['roll']:02d} against SOM check {check_target} "
                 f"({t['som_check']} {_signed(-WOUND_PENALTY * (t['wounds'] + t['traumas']))} for {hurt}): "
@@ -1341,6 +1367,18 @@ class EclipsePhase(RuleSystem):
         if state["active"] == c["id"] and not _able(c):
             self._end_turn(state, dice, events)
         self._check_end(state, events)
+
+    def _do_set_blocked(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
+                        events: list[Event]) -> None:
+        """The GM marks the blocked squares (the whole list): no token enters or crosses them."""
+        opts = state["options"]
+        blocked = terrain.clean_blocked(d.get("blocked"), opts["width"], opts["height"])
+        for c in state["combatants"].values():
+            if c["state"] != "dead" and [c["x"], c["y"]] in blocked:
+                raise IllegalDeclaration(f"{c['name']} stands on ({c['x']}, {c['y']}): move it before blocking that square")
+        state["blocked"] = blocked
+        events.append(event("board.blocked", f"The GM marks {len(blocked)} blocked square{'s' if len(blocked) != 1 else ''}.",
+                            blocked=blocked))
 
     def _do_reveal(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                    events: list[Event]) -> None:
@@ -1434,11 +1472,11 @@ class EclipsePhase(RuleSystem):
             index, _weapon = max(ranged, key=lambda iw: c[iw[1]["skill"]])
             self._do_attack(state, {"combatant": cid, "target": enemy["id"], "weapon": index}, gm, dice, events)
             return
-        if not _adjacent(c, enemy) and not state["turn"]["moved"]:
+        if not _adjacent(c, enemy, state) and not state["turn"]["moved"]:
             square = self._approach_square(state, c, enemy)
             if square is not None:
                 self._do_move(state, {"combatant": cid, "x": square[0], "y": square[1]}, gm, dice, events)
-        if _adjacent(c, enemy) and melee:
+        if _adjacent(c, enemy, state) and melee:
             index, _weapon = max(melee, key=lambda iw: parse_dv(iw[1]["dv"])[0] * parse_dv(iw[1]["dv"])[1])
             self._do_attack(state, {"combatant": cid, "target": enemy["id"], "weapon": index,
                                     "charge": self._full_move_made(state, c)}, gm, dice, events)
@@ -1460,13 +1498,10 @@ class EclipsePhase(RuleSystem):
         left = c["full_move"] - state["turn"]["moved"] if state["active"] == c["id"] else 0
         reach = left / opts["metres_per_square"]
         occupied = {(o["x"], o["y"]) for o in state["combatants"].values() if o["state"] != "dead"}
-        r = int(math.floor(reach + 1e-9))
-        squares = []
-        for x in range(max(0, c["x"] - r), min(opts["width"], c["x"] + r + 1)):
-            for y in range(max(0, c["y"] - r), min(opts["height"], c["y"] + r + 1)):
-                if (x, y) not in occupied and math.hypot(x - c["x"], y - c["y"]) <= reach + 1e-9:
-                    squares.append((x, y))
-        return squares
+        # the shortest way around blocked squares (with none, the straight distance)
+        lengths = terrain.path_lengths((c["x"], c["y"]), terrain.blocked_of(state), opts["width"], opts["height"],
+                                       reach)
+        return sorted(sq for sq, d in lengths.items() if sq not in occupied and d <= reach + 1e-9)
 
     def _sees_numbers(self, state: State, viewer: Viewer, cid: str) -> bool:
         return viewer.is_gm or viewer.controls(state, cid)
@@ -1541,7 +1576,7 @@ class EclipsePhase(RuleSystem):
             bands = {str(i): range_band(metres, w["range"]) for i, w in enumerate(a["weapons"])
                      if w["skill"] != "melee"}
             rows[o["id"]] = {"name": o["name"], "metres": metres, "squares": round(_distance_squares(a, o), 2),
-                             "adjacent": _adjacent(a, o), "band": range_band(metres, 10**6)["band"]
+                             "adjacent": _adjacent(a, o, state), "band": range_band(metres, 10**6)["band"]
                              if metres <= 10 else "beyond close", "weapons": bands}
         return {"from": origin, "to": rows}
 
@@ -1559,6 +1594,7 @@ class EclipsePhase(RuleSystem):
             "round": state["round"],
             "options": {k: state["options"][k] for k in ("metres_per_square", "width", "height")},
             "reveal_health": state["reveal_health"],
+            "blocked": copy.deepcopy(state.get("blocked", [])),
             "order": order,
             "active": active,
             "turn": copy.deepcopy(state["turn"]) if active else None,
@@ -1641,7 +1677,7 @@ class EclipsePhase(RuleSystem):
                 continue
             metres = _metres(state, c, o)
             targets.append({"id": o["id"], "name": o["name"], "side": o["side"], "metres": metres,
-                            "adjacent": _adjacent(c, o), "can_defend": self._can_defend(o)})
+                            "adjacent": _adjacent(c, o, state), "can_defend": self._can_defend(o)})
         weapons = []
         for i, w in enumerate(c["weapons"]):
             previews = {}

@@ -111,6 +111,9 @@ def test_two_wounds_and_a_passed_check_read_as_knocked_down_but_conscious():
     state, events = pistol_hit(state, 20, (9, 8), 12)
     text = the(events, "check.passed")["text"]
     assert "knocked down by 2 wounds at once, but stays conscious" in text
+    exchange = state["last_exchange"]
+    assert exchange["knocked_down"] is True and exchange["knocked_out"] is False
+    assert exchange["som_text"] == "success, knocked down by 2 wounds at once, but stays conscious"
     assert state["status"] == "active"  # prone, not out: the fight goes on
     assert "prone" in state["combatants"]["d"]["conditions"]
 
