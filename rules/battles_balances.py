@@ -146,7 +146,7 @@ def _split_kinds(text: str) -> set[str]:
 def _combatant_fields() -> list[Field]:
     attr_help = {
         "muscle": "Dice for strength; also sets the damage modifier.",
-        "stamina": "Dice for endurance; health is Stamina times size.",
+        "stamina": "Dice for endurance; health is Stamina times size (at least 1: Health 0 is defeated).",
         "agility": "Dice rolled to hit in melee.",
         "speed": "Dice rolled to defend; action points are Speed times size.",
         "focus": "Dice rolled to hit with missiles.",
@@ -276,12 +276,14 @@ HELP: list[dict[str, str]] = [
      "damage die."},
     {"title": "Missiles", "text": "A shot rolls Focus plus the missile weapon's attack score, uses the ammunition's damage "
      "die and no damage modifier, spends one round of ammunition and needs the target inside missile range."},
-    {"title": "Derived numbers", "text": "Health is Stamina times size. Damage modifier is (Muscle minus 3) times size, "
+    {"title": "Derived numbers", "text": "Health is Stamina times size; Health 0 would mean defeated from the start, "
+     "so Stamina must be at least 1. Damage modifier is (Muscle minus 3) times size, "
      "halved. Action points are Speed times size. The GM can override each one on the character sheet."},
     {"title": "Action points", "text": "Characters take turns in lineup order. An attack costs size minus 3 AP, drawing a "
      "weapon costs its weight, a move costs the GM's price per square plus the size of every opponent whose reach you "
      "leave. With at least 1 AP you may act even if it takes you below zero: the debt comes out of your next refresh. "
-     "With 0 or less your turn is spent recovering your full allowance. There are no shared rounds: everyone refreshes "
+     "With 0 or less your turn is spent recovering your full allowance; a debt deeper than one allowance takes several "
+     "such turns while the others go on. There are no shared rounds: everyone refreshes "
      "at their own moment. The timeline shows the turns to come, guessing an attack for each."},
     {"title": "Ranges", "text": "Distances count squares, diagonals as one. Melee reach is the weapon's reach (1 = the "
      "eight squares around). Missile range is the missile weapon's range. Anything farther is out of range."},
@@ -347,6 +349,11 @@ class BattlesAndBalances(RuleSystem):
 
     def validate_combatant(self, data: Any, index: int = 0) -> dict[str, Any]:
         cleaned = super().validate_combatant(data, index)
+        if cleaned["stamina"] == 0:  # ruling B&B-2
+            raise InvalidDeclaration(
+                f"{cleaned['name']}: Stamina 0 means Health 0, so the character would start the battle defeated; "
+                "give Stamina 1 or more"
+            )
         dm = cleaned["damage_modifier_override"]
         if dm and not dm.lstrip("+-").isdigit():
             raise InvalidDeclaration(f"{cleaned['name']}: Damage modifier must be a whole number or empty")
@@ -377,7 +384,7 @@ class BattlesAndBalances(RuleSystem):
                 c["x"], c["y"] = _auto_square(entry["side"], self.sides, width, height, taken)
                 taken.add((c["x"], c["y"]))
             broken = bool(c["armour"] and opts["armour_wear"] and 0 < c["armour_weight"] <= c["armour_wear"])
-            c.update({"ap": c["ap_max"], "wounds": 0, "defeated": False, "blessings": 0, "curses": 0,
+            c.update({"ap": c["ap_max"], "wounds": 0, "defeated": c["health"] <= 0, "blessings": 0, "curses": 0,
                       "effects": {}, "armour_broken": broken})
             combatants[c["id"]] = c
         sides_in_play = sorted({c["side"] for c in combatants.values()})
@@ -1146,29 +1153,55 @@ def _advance(state: State, dice: DiceSource) -> list[Event]:
         return events
     idx = state["turn_index"]
     if any(_can_ever_act(state["combatants"][cid]) for cid in order):
-        for _ in range(len(order) * 200):
-            idx = (idx + 1) % len(order)
-            cid = order[idx]
-            c = state["combatants"][cid]
-            if not _can_ever_act(c):
-                continue
-            state["turn"] += 1
-            if c["ap"] >= 1:
-                state["turn_index"] = idx
-                state["actor"] = cid
-                events.append(event("turn.started", f"{c['name']} acts ({_ap_words(c['ap'])}).", combatant=cid,
-                                    ap=c["ap"], turn=state["turn"]))
-                if c["controller"] == "computer" and not isinstance(dice, _NoComputer):
-                    events += _computer_turns(state, dice)
-                return events
-            before = c["ap"]
-            c["ap"] += c["ap_max"]
-            events.append(event("ap.refreshed", f"{c['name']} is out of action points and recovers {c['ap_max']} "
-                                f"({before} to {c['ap']}).", combatant=cid, before=before, ap=c["ap"],
-                                turn=state["turn"]))
+        # A debt deeper than one allowance takes several refresh turns, and the order goes on through
+        # them (ruling B&B-2). After a whole pass in which nobody could act, the further passes in
+        # which everybody only refreshes are counted at once; someone acts within two passes after.
+        for _ in range(4):
+            for _ in range(len(order)):
+                idx = (idx + 1) % len(order)
+                cid = order[idx]
+                c = state["combatants"][cid]
+                if not _can_ever_act(c):
+                    continue
+                state["turn"] += 1
+                if c["ap"] >= 1:
+                    state["turn_index"] = idx
+                    state["actor"] = cid
+                    events.append(event("turn.started", f"{c['name']} acts ({_ap_words(c['ap'])}).", combatant=cid,
+                                        ap=c["ap"], turn=state["turn"]))
+                    if c["controller"] == "computer" and not isinstance(dice, _NoComputer):
+                        events += _computer_turns(state, dice)
+                    return events
+                before = c["ap"]
+                c["ap"] += c["ap_max"]
+                events.append(event("ap.refreshed", f"{c['name']} is out of action points and recovers {c['ap_max']} "
+                                    f"({before} to {c['ap']}).", combatant=cid, before=before, ap=c["ap"],
+                                    turn=state["turn"]))
+            events += _refresh_passes(state)
     state["turn_index"] = idx
     state["actor"] = None
     events.append(event("turn.stalled", "Nobody can act: every character in play has no action points to gain."))
+    return events
+
+
+def _refresh_passes(state: State) -> list[Event]:
+    """After a whole pass of the order in which everybody refreshed: the further whole passes in which
+    nobody reaches 1 AP yet, taken at once (each of them one refresh turn for every character)."""
+    waiting = [state["combatants"][cid] for cid in state["order"] if _can_ever_act(state["combatants"][cid])]
+    if not waiting or any(c["ap"] >= 1 for c in waiting):
+        return []
+    # refreshes each still needs to reach 1 AP; whole passes before the first of them gets there
+    passes = min(-(-(1 - c["ap"]) // c["ap_max"]) for c in waiting) - 1
+    if passes <= 0:
+        return []
+    events: list[Event] = []
+    for c in waiting:
+        before = c["ap"]
+        c["ap"] += passes * c["ap_max"]
+        state["turn"] += passes
+        events.append(event("ap.refreshed", f"{c['name']} is still in debt and recovers {c['ap_max']} in each of "
+                            f"{passes} more refresh turns ({before} to {c['ap']}).", combatant=c["id"], before=before,
+                            ap=c["ap"], turn=state["turn"], turns=passes))
     return events
 
 
