@@ -355,6 +355,15 @@ class RuleSystem:
         """True where "undo" may land: the start of a turn or round, before anyone declared."""
         return True
 
+    def odds(self, state: State, viewer: Viewer, declaration: Mapping[str, Any]) -> dict[str, Any]:
+        """What ``declaration`` would likely bring, computed only from what ``viewer`` may see.
+
+        The answer comes from ``rules/odds/`` (one module per system, registered there); a system
+        without one raises :class:`InvalidDeclaration` ("no odds for this system")."""
+        from .odds import odds_for
+
+        return odds_for(self, state, viewer, declaration)
+
     def assign(
         self, state: State, combatant_id: str, controller: str, seat: str | None, dice: DiceSource | None = None
     ) -> tuple[State, list[Event]]:

@@ -1,0 +1,54 @@
+"""Odds before committing: "what happens if this viewer declares this?", from what that viewer may see.
+
+Each system's module answers with the system's own resolution (never a second copy of its rules):
+exactly, by enumerating every combination of dice of one exchange, turn or attack, where that is
+finite; by a seeded simulation with a 95 % interval where it is not (a whole mass battle).
+
+The answer is a dict with ``outcomes``: named outcomes ``{"key", "label", "p", "exact", "fraction"}``
+(``"interval"`` and ``"n"`` instead of ``"fraction"`` when simulated), and expected values
+``{"key", "label", "value", ...}`` the same way; see each module for its keys.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InvalidDeclaration
+
+if TYPE_CHECKING:
+    from ..core import RuleSystem, State, Viewer
+
+#: system id -> the module that answers its odds (a function ``odds(system, state, viewer, declaration)``)
+ODDS_MODULES: dict[str, str] = {
+    "phantoms-bane": "rules.odds.phantoms_bane",
+    "eclipse-phase": "rules.odds.eclipse_phase",
+    "battles-and-balances": "rules.odds.battles_balances",
+    "adnd": "rules.odds.adnd",
+    "olympia": "rules.odds.olympia",
+}
+
+
+def has_odds(system_id: str) -> bool:
+    """Whether a system can answer odds questions."""
+    if system_id not in ODDS_MODULES:
+        return False
+    try:
+        importlib.import_module(ODDS_MODULES[system_id])
+    except ModuleNotFoundError:
+        return False
+    return True
+
+
+def odds_for(system: RuleSystem, state: State, viewer: Viewer, declaration: Any) -> dict[str, Any]:
+    """The odds of ``declaration`` for ``viewer`` (raises :class:`InvalidDeclaration` where a system has none)."""
+    if not isinstance(declaration, Mapping):
+        raise InvalidDeclaration("the odds need a declaration (an object)")
+    if not has_odds(system.id):
+        raise InvalidDeclaration(f"{system.name} gives no odds")
+    module = importlib.import_module(ODDS_MODULES[system.id])
+    return module.odds(system, state, viewer, declaration)
+
+
+__all__ = ["ODDS_MODULES", "has_odds", "odds_for"]

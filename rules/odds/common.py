@@ -1,0 +1,223 @@
+"""Shared pieces of the odds modules: exact enumeration of a system's own resolution, and the answer's shape.
+
+The odds never re-implement a rule: they run the system's own ``apply`` with dice that walk every
+combination of faces (:func:`enumerate_dice`), each path weighted by its exact probability, and
+count what came out. Where the outcomes are not finite (a whole mass battle), they simulate with a
+seeded dice source and give a 95 % interval instead (:func:`estimate`).
+
+>>> from rules.dice import DiceSource
+>>> def two_dice(dice: DiceSource) -> int:
+...     return dice.roll(1, 6, "a").total + dice.roll(1, 6, "b").total
+>>> paths = enumerate_dice(two_dice)
+>>> sum(w for w, total in paths if total == 7)
+Fraction(1, 6)
+>>> probability("seven", "Seven", Fraction(1, 6))["fraction"]
+'1/6'
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from fractions import Fraction
+from typing import Any, TypeVar
+
+from ..dice import Roll, notation
+from ..errors import DiceError
+
+T = TypeVar("T")
+
+#: the most dice paths one odds question may walk (a guard against a question that would take too long)
+MAX_PATHS = 200_000
+
+
+class NotEnumerable(DiceError):
+    """The resolution asked for dice that cannot be enumerated (a mass roll)."""
+
+
+def _sum_choices(count: int, sides: int) -> list[tuple[tuple[int, ...], Fraction]]:
+    """Each possible total of ``count`` dice of ``sides`` with its probability and one set of faces showing it."""
+    ways: dict[int, int] = {0: 1}
+    for _ in range(count):
+        nxt: dict[int, int] = {}
+        for total, n in ways.items():
+            for face in range(1, sides + 1):
+                nxt[total + face] = nxt.get(total + face, 0) + n
+        ways = nxt
+    denominator = sides**count
+    choices = []
+    for total, n in sorted(ways.items()):
+        faces = []
+        rest = total
+        for i in range(count):
+            left = count - i - 1
+            face = min(sides, rest - left)
+            faces.append(face)
+            rest -= face
+        choices.append((tuple(faces), Fraction(n, denominator)))
+    return choices
+
+
+class PathDice:
+    """A dice source that follows the faces of one path and, past its end, takes each request's first
+    choice and notes the others (for :func:`enumerate_dice`).
+
+    ``group_sums``: a roll of several dice branches on its total (with the right weight) instead of on
+    every combination of faces; use it only where the system reads nothing but the roll's total.
+    """
+
+    def __init__(self, faces: Sequence[tuple[int, ...]], group_sums: bool = False) -> None:
+        self.faces = tuple(faces)
+        self.position = 0
+        self.group_sums = group_sums
+        self.log: list[Roll] = []
+        #: the requests past the given path: (position, every choice with its weight)
+        self.extensions: list[tuple[int, list[tuple[tuple[int, ...], Fraction]]]] = []
+
+    def _take(self, choices: Callable[[], list[tuple[tuple[int, ...], Fraction]]]) -> tuple[int, ...]:
+        if self.position >= len(self.faces):
+            # past the path: take the first choice and note the others for the enumerator
+            options = choices()
+            self.extensions.append((self.position, options))
+            self.faces = (*self.faces, options[0][0])
+        faces = self.faces[self.position]
+        self.position += 1
+        return faces
+
+    def roll(self, count: int, sides: int, purpose: str, modifier: int = 0) -> Roll:
+        if count == 0:
+            return Roll(notation(count, sides, modifier), purpose, (), modifier)
+
+        def choices() -> list[tuple[tuple[int, ...], Fraction]]:
+            if self.group_sums and count > 1:
+                return _sum_choices(count, sides)
+            if sides**count > 1296:
+                return _sum_choices(count, sides)
+            combos: list[tuple[int, ...]] = [()]
+            for _ in range(count):
+                combos = [c + (f,) for c in combos for f in range(1, sides + 1)]
+            weight = Fraction(1, sides**count)
+            return [(c, weight) for c in combos]
+
+        faces = self._take(choices)
+        return Roll(notation(count, sides, modifier), purpose, faces, modifier)
+
+    def randint(self, low: int, high: int, purpose: str) -> Roll:
+        weight = Fraction(1, high - low + 1)
+        faces = self._take(lambda: [((f,), weight) for f in range(low, high + 1)])
+        return Roll(f"{low}-{high}", purpose, faces)
+
+    def integers(self, low: int, high: int, size: int, purpose: str) -> Sequence[int]:
+        raise NotEnumerable("a mass roll cannot be enumerated")
+
+    def derive(self, label: str) -> PathDice:
+        return self
+
+
+def enumerate_dice(
+    run: Callable[[PathDice], T],
+    *,
+    prefix: Sequence[tuple[int, ...]] = (),
+    group_sums: bool = False,
+    limit: int = MAX_PATHS,
+) -> list[tuple[Fraction, T]]:
+    """Every way the dice of ``run`` can fall, as ``(probability, result)``: the probabilities sum to 1.
+
+    ``run`` is called once per leaf of the tree of dice requests (it must be pure: the same faces,
+    the same requests). ``prefix``: faces already fixed for the first requests (weight 1).
+    """
+    results: list[tuple[Fraction, T]] = []
+    stack: list[tuple[tuple[tuple[int, ...], ...], Fraction]] = [(tuple(prefix), Fraction(1))]
+    calls = 0
+    while stack:
+        faces, weight = stack.pop()
+        calls += 1
+        if calls > limit:
+            raise NotEnumerable("too many dice combinations to enumerate")
+        dice = PathDice(faces, group_sums)
+        result = run(dice)
+        # the run took the first choice of every request past its path: one leaf; the other
+        # choices of those requests become paths of their own (one run per leaf, none wasted)
+        w = weight
+        for position, options in dice.extensions:
+            for choice, cw in options[1:]:
+                stack.append((dice.faces[:position] + (choice,), w * cw))
+            w *= options[0][1]
+        results.append((w, result))
+    return results
+
+
+# --- the answer's shape ------------------------------------------------------------------------------
+
+
+def fraction_text(value: Fraction) -> str:
+    return f"{value.numerator}/{value.denominator}"
+
+
+def probability(key: str, label: str, p: Fraction) -> dict[str, Any]:
+    """An exact outcome: ``{"key", "label", "p", "exact": True, "fraction"}``."""
+    return {"key": key, "label": label, "p": float(p), "exact": True, "fraction": fraction_text(p)}
+
+
+def expectation(key: str, label: str, value: Fraction) -> dict[str, Any]:
+    """An exact expected value: ``{"key", "label", "value", "exact": True, "fraction"}``."""
+    return {"key": key, "label": label, "value": float(value), "exact": True, "fraction": fraction_text(value)}
+
+
+def distribution(key: str, label: str, weights: dict[int, Fraction]) -> dict[str, Any]:
+    """An exact distribution of a whole number: ``{"key", "label", "exact", "values": [{"value", "p", "fraction"}]}``."""
+    return {
+        "key": key,
+        "label": label,
+        "exact": True,
+        "values": [
+            {"value": v, "p": float(w), "fraction": fraction_text(w)} for v, w in sorted(weights.items()) if w
+        ],
+    }
+
+
+def wilson(successes: int, n: int, z: float = 1.959964) -> tuple[float, float]:
+    """The 95 % Wilson interval of a proportion.
+
+    >>> low, high = wilson(500, 1000)
+    >>> round(low, 3), round(high, 3)
+    (0.469, 0.531)
+    """
+    if n <= 0:
+        return 0.0, 1.0
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    spread = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - spread), min(1.0, centre + spread)
+
+
+def estimate(key: str, label: str, successes: int, n: int) -> dict[str, Any]:
+    """A simulated probability: ``{"key", "label", "p", "exact": False, "interval": [low, high], "n"}``."""
+    low, high = wilson(successes, n)
+    return {"key": key, "label": label, "p": successes / n if n else 0.0, "exact": False, "interval": [low, high], "n": n}
+
+
+def mean_estimate(key: str, label: str, values: Iterable[float]) -> dict[str, Any]:
+    """A simulated expected value with its 95 % interval (normal approximation)."""
+    data = list(values)
+    n = len(data)
+    mean = sum(data) / n if n else 0.0
+    var = sum((x - mean) ** 2 for x in data) / (n - 1) if n > 1 else 0.0
+    half = 1.959964 * math.sqrt(var / n) if n else 0.0
+    return {"key": key, "label": label, "value": mean, "exact": False, "interval": [mean - half, mean + half], "n": n}
+
+
+def total(paths: Iterable[tuple[Fraction, Any]], test: Callable[[Any], bool]) -> Fraction:
+    return sum((w for w, r in paths if test(r)), Fraction(0))
+
+
+def tally(paths: Iterable[tuple[Fraction, Any]], value: Callable[[Any], int]) -> dict[int, Fraction]:
+    counts: dict[int, Fraction] = {}
+    for w, r in paths:
+        v = value(r)
+        counts[v] = counts.get(v, Fraction(0)) + w
+    return counts
+
+
+def mean(weights: dict[int, Fraction]) -> Fraction:
+    return sum((v * w for v, w in weights.items()), Fraction(0))
