@@ -287,7 +287,7 @@ def _adjacent(a: Mapping[str, Any], b: Mapping[str, Any], state: Mapping[str, An
         return True
     opts = state["options"]
     return terrain.step_distance((a["x"], a["y"]), (b["x"], b["y"]), terrain.blocked_of(state),
-                                 opts["width"], opts["height"]) is not None
+                                 opts["width"], opts["height"]) == 1
 
 
 def _metres(state: Mapping[str, Any], a: Mapping[str, Any], b: Mapping[str, Any]) -> float:

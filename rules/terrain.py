@@ -158,7 +158,9 @@ def _theta(origin: Square, blocked: Blocked, width: int, height: int, limit: flo
                 continue
             if dx and dy and _squeezed(s[0], s[1], dx, dy, blocked):
                 continue
-            if line_clear(p, n, blocked):
+            if line_clear(origin, n, blocked):  # in plain sight: the straight line is the shortest
+                cand, via = math.hypot(n[0] - origin[0], n[1] - origin[1]), origin
+            elif line_clear(p, n, blocked):
                 cand, via = g[p] + math.hypot(n[0] - p[0], n[1] - p[1]), p
             else:
                 cand, via = dist + math.hypot(dx, dy), s
