@@ -450,3 +450,33 @@ CLIENT_EVENTS = (
     "roster_delete",
 )
 GM_EVENTS = tuple(e for e in CLIENT_EVENTS if e not in ("sync", "declare"))
+
+
+# --- odds before committing (issue 17) ------------------------------------------------------------
+@handler("odds")
+def on_odds(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, Any]:
+    """``{battle_id, declaration}``: what that declaration would likely bring, for the sender's eyes.
+
+    A player asks only for the combatants of their seat (the rules check it), the GM for anyone;
+    spectators and the table display only where the GM has switched odds on for the table."""
+    battle_id = payload.get("battle_id")
+    if not isinstance(battle_id, int) or isinstance(battle_id, bool):
+        raise InvalidDeclaration("battle_id must be a number")
+    declaration = payload.get("declaration")
+    if not isinstance(declaration, dict):
+        raise InvalidDeclaration("odds needs a declaration (an object)")
+    if conn.viewer.role == "spectator":
+        table = hub.service.table(table_id=conn.table_id)
+        display = getattr(table, "display", None)  # the table display's settings (issue 19), read defensively
+        if not (isinstance(display, dict) and display.get("show_odds") is True):
+            raise NotPermitted("the GM has not switched odds on for this table's display")
+    battle = hub.service.battle(battle_id)
+    if battle.table_id != conn.table_id:
+        raise NotPermitted("that battle is not at your table")
+    odds = get_system(battle.system_id).odds(battle.state, conn.viewer, declaration)
+    return {"battle_id": battle_id, "v": battle.version, "odds": odds}
+
+
+#: the odds question: for every role (each checked above), so neither a GM event nor a declaration;
+#: kept out of CLIENT_EVENTS, whose test lists a case per GM event (tests/server/test_odds.py checks it)
+ODDS_EVENTS = ("odds",)

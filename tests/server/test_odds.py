@@ -1,0 +1,142 @@
+"""The ``odds`` socket event: roles, bad payloads, someone else's combatant, and the leak contract."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from sqlmodel import Session
+
+from tests.conftest import Table
+from webapp.models import GameTable
+from webapp.sockets import CLIENT_EVENTS, EVENT_HANDLERS, ODDS_EVENTS
+
+
+def ask(client: Any, duel: Table, declaration: Any, **extra: Any) -> dict[str, Any]:
+    return client.emit("odds", {"battle_id": duel.battle_id, "declaration": declaration, **extra}, callback=True)
+
+
+def test_odds_is_a_registered_client_event_for_every_role() -> None:
+    assert ODDS_EVENTS == ("odds",) and "odds" in EVENT_HANDLERS
+    assert EVENT_HANDLERS["odds"][1] is False, "players ask too: not a GM-only event"
+    assert "odds" not in CLIENT_EVENTS
+
+
+def test_a_player_gets_the_odds_of_its_own_combatant(duel: Table) -> None:
+    alice = duel.alice()
+    before = duel.version
+    ack = ask(alice, duel, {"type": "choose", "combatant": "jharek", "option": "attack"})
+    assert ack["ok"] is True, ack
+    assert ack["v"] == before and duel.version == before, "asking changes nothing"
+    choice = ack["odds"]["choices"][0]
+    assert choice["option"] == "attack" and len(choice["cases"]) == 4
+    assert all(o["exact"] and "/" in o["fraction"] for o in choice["outcomes"])
+
+
+def test_the_gm_gets_odds_for_any_combatant(duel: Table) -> None:
+    gm = duel.gm()
+    for combatant in ("jharek", "monster"):
+        ack = ask(gm, duel, {"type": "choose", "combatant": combatant})
+        assert ack["ok"] and [c["option"] for c in ack["odds"]["choices"]] == ["press", "attack", "defend", "run_away"]
+
+
+def test_someone_elses_combatant_is_refused(duel: Table) -> None:
+    alice, bob = duel.alice(), duel.bob()
+    assert ask(alice, duel, {"combatant": "monster", "option": "attack"})["code"] == "forbidden"
+    assert ask(bob, duel, {"combatant": "jharek", "option": "attack"})["code"] == "forbidden"
+
+
+def test_spectators_are_refused_unless_the_gm_shows_odds(duel: Table) -> None:
+    spectator = duel.spectator()
+    ack = ask(spectator, duel, {"combatant": "jharek", "option": "attack"})
+    assert ack["ok"] is False and ack["code"] == "forbidden"
+    service = duel.service
+    with Session(service.engine) as s:
+        table = s.get(GameTable, duel.table.id)
+        if not hasattr(table, "display"):
+            pytest.skip("the table display's settings are not built yet")
+        table.display = {"show_join": False, "show_odds": True}
+        s.add(table)
+        s.commit()
+    ack = ask(spectator, duel, {"combatant": "jharek", "option": "attack"})
+    assert ack["ok"] is True, ack
+    gm_ack = ask(duel.gm(), duel, {"combatant": "jharek", "option": "attack"})
+    alice_ack = ask(duel.alice(), duel, {"combatant": "jharek", "option": "attack"})
+    assert ack["odds"] == alice_ack["odds"] == gm_ack["odds"], "the stats are open: the same odds for all"
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        "nonsense",
+        {"battle_id": [], "declaration": {"combatant": "jharek"}},
+        {"battle_id": "1", "declaration": {"combatant": "jharek"}},
+        {"battle_id": True, "declaration": {"combatant": "jharek"}},
+        {"battle_id": 999999, "declaration": {"combatant": "jharek"}},
+        {"battle_id": None, "declaration": {"combatant": "jharek"}},
+        {"declaration": "jharek"},
+        {"declaration": ["jharek"]},
+        {"declaration": None},
+        {"declaration": {"combatant": "jharek", "option": "dance"}},
+        {"declaration": {"combatant": 5}},
+        {"declaration": {"combatant": "nobody"}},
+        {"declaration": {"combatant": "jharek", "option": float("nan")}},
+    ],
+)
+def test_bad_payloads_get_a_clear_error_and_change_nothing(duel: Table, payload: Any) -> None:
+    gm = duel.gm()
+    before, state = duel.version, duel.state
+    if isinstance(payload, dict) and "battle_id" not in payload:
+        payload = {"battle_id": duel.battle_id, **payload}
+    ack = gm.emit("odds", payload, callback=True)
+    assert ack["ok"] is False and ack["code"] in ("invalid", "forbidden", "not_found"), ack
+    assert ack["error"]
+    assert duel.version == before and duel.state == state
+
+
+def test_a_missing_battle_id_is_refused(duel: Table) -> None:
+    ack = duel.alice().emit("odds", {"declaration": {"combatant": "jharek"}}, callback=True)
+    assert ack["ok"] is False and ack["code"] == "invalid"
+
+
+def test_a_battle_of_another_table_is_refused(app: Any, duel: Table) -> None:
+    other = Table(app)
+    ack = duel.gm().emit("odds", {"battle_id": other.battle_id, "declaration": {"combatant": "jharek"}}, callback=True)
+    assert ack["ok"] is False and ack["code"] == "forbidden"
+
+
+def test_an_ended_duel_has_no_odds(duel: Table) -> None:
+    gm = duel.gm()
+    assert gm.emit("battle_end", {"battle_id": duel.battle_id, "expected_v": duel.version}, callback=True)["ok"]
+    ack = ask(gm, duel, {"combatant": "jharek"})
+    assert ack["ok"] is False and ack["code"] == "illegal"
+
+
+def test_leak_contract_over_the_socket(duel: Table) -> None:
+    """Bob's pending choice and the GM's hidden escape ruling do not move Alice's odds."""
+    alice, bob, gm = duel.alice(), duel.bob(), duel.gm()
+    question = {"type": "choose", "combatant": "jharek", "option": "run_away"}
+    first = ask(alice, duel, question)["odds"]
+    for option in ("press", "defend", "run_away"):
+        ack = bob.emit(
+            "declare",
+            {"battle_id": duel.battle_id, "expected_v": duel.version, "declaration": {"type": "choose", "combatant": "monster", "option": option}},
+            callback=True,
+        )
+        assert ack["ok"], ack
+        assert ask(alice, duel, question)["odds"] == first
+    ack = gm.emit(
+        "declare",
+        {"battle_id": duel.battle_id, "expected_v": duel.version, "declaration": {"type": "set_escape", "possible": False}},
+        callback=True,
+    )
+    assert ack["ok"], ack
+    seen = ask(alice, duel, question)
+    assert seen["odds"] == first
+    text = json.dumps(seen)
+    assert "escape_possible" not in text and "fixed-seed" not in text
+    # the GM, who made the ruling, sees running fail
+    gm_odds = ask(gm, duel, question)["odds"]
+    escape = [o for c in gm_odds["choices"][0]["cases"] for o in c["outcomes"] if o["key"] == "escape"]
+    assert escape and all(o["p"] == 0 for o in escape)
