@@ -111,6 +111,7 @@ def checkpoint_in_background(engine: Engine, every_seconds: float = 0.25) -> boo
 ADDED_COLUMNS = (
     ("game_table", "library", "VARCHAR(64) NOT NULL DEFAULT 'shared'"),
     ("roster", "library", "VARCHAR(64) NOT NULL DEFAULT 'shared'"),
+    ("game_table", "display", "JSON"),
 )
 
 

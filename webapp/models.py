@@ -38,6 +38,9 @@ class GameTable(SQLModel, table=True):
     #: the key of the roster library this table's GM saves to and loads from: the tables a GM makes
     #: from one browser share it, other GMs' tables cannot see it (it never reaches a page)
     library: str = Field(default_factory=new_library_key, max_length=64, index=True)
+    #: what the table display shows besides the board: ``{"show_join": bool, "show_odds": bool}``
+    #: (None until the GM changes one: both off; see :func:`display_settings`)
+    display: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
 
 
 class Seat(SQLModel, table=True):
@@ -131,4 +134,38 @@ class BattleCommand(SQLModel, table=True):
     msg_id: str = Field(max_length=64)
     actor: str = Field(max_length=80)
     declaration: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+#: the table display's settings and their defaults (:attr:`GameTable.display`)
+DISPLAY_DEFAULTS: dict[str, bool] = {"show_join": False, "show_odds": False}
+
+
+def display_settings(stored: Any) -> dict[str, bool]:
+    """A table's display settings, the defaults filled in (a table from before has none stored)."""
+    settings = dict(DISPLAY_DEFAULTS)
+    if isinstance(stored, dict):
+        settings.update({k: v for k, v in stored.items() if k in DISPLAY_DEFAULTS and isinstance(v, bool)})
+    return settings
+
+
+class DisplayScreen(SQLModel, table=True):
+    """A TV or laptop that chose "Use this screen as a table display": it shows a short pairing code
+    until a GM pairs it with a table, then that table's display until the GM unpairs it.
+
+    The screen's browser keeps ``token`` (in its signed session cookie) and asks the server what to
+    show; the row is all there is to it, so any server process answers alike."""
+
+    __tablename__ = "display_screen"
+
+    id: int | None = Field(default=None, primary_key=True)
+    #: the id the GM's console names it by (never the token)
+    public_id: str = Field(index=True, unique=True, max_length=24)
+    token: str = Field(index=True, unique=True, max_length=64)
+    #: the pairing code it shows while unpaired (None while paired or until it asks for a new one)
+    code: str | None = Field(default=None, index=True, unique=True, max_length=12)
+    code_at: datetime = Field(default_factory=utcnow)
+    label: str = Field(default="Screen", max_length=60)
+    table_id: int | None = Field(default=None, foreign_key="game_table.id", index=True)
+    paired_at: datetime | None = None
     created_at: datetime = Field(default_factory=utcnow)

@@ -30,7 +30,7 @@ from rules import InvalidDeclaration, NotPermitted, RulesError, Viewer, get_syst
 
 from .app import socketio
 from .config import Config
-from .models import GameTable, Seat
+from .models import GameTable, Seat, display_settings
 from .service import BattleService, CommandResult, StaleVersion
 from .store import BattleRecord
 from .wire import BoardRedisManager
@@ -45,6 +45,8 @@ class Connection:
     table_id: int
     viewer: Viewer
     seat_name: str | None = None
+    #: the client's address (rate limits of pairing attempts)
+    address: str = ""
 
 
 def room_of(table_id: int, viewer: Viewer) -> str:
@@ -65,6 +67,10 @@ class Hub:
         self.connections: dict[str, Connection] = {}
         self._seat_cache: dict[int, tuple[float, list[str]]] = {}
         self._guard = threading.Lock()
+        #: the address pages reach this server at (the join link's base, unless a public URL is
+        #: configured): the last one a connection came through, an address on the LAN preferred
+        self.base_url: str | None = None
+        self.pair_limiter: Any = None
 
     # --- payloads ---------------------------------------------------------------------------
     def table_payload(self, table: GameTable, viewer: Viewer, seats: list[Seat] | None = None) -> dict[str, Any]:
@@ -79,6 +85,10 @@ class Hub:
             "battle_id": table.battle_id,
             "role": viewer.role,
             "help": system.help(),
+            # the names the players typed are public: the display says "Now: Jinx (Alice)"
+            "seat_names": {s.public_id: s.name for s in seats},
+            "display": display_settings(table.display),
+            "join": self.join_corner(table) if self.join_open(table) else None,
         }
         if viewer.role == "player":
             mine = next((s for s in seats if s.public_id == viewer.seat), None)
@@ -99,8 +109,26 @@ class Hub:
                 },
                 presets=system.presets(),
                 rosters=self.service.rosters(system.id, table.library),
+                screens=[
+                    {"id": screen.public_id, "label": screen.label, "paired_at": screen.paired_at.isoformat() if screen.paired_at else None}
+                    for screen in self.service.screens_of(table.id)
+                ],
             )
         return payload
+
+    @staticmethod
+    def join_open(table: GameTable) -> bool:
+        """Whether the join corner shows (to everyone): while the table has no battle yet, or while
+        the GM has "show the join code on the TV" on. Not by itself once a battle ended: the join
+        code stays off every page but the GM's for as long as the table has a battle (the leak
+        tests hold every battle to that), and the GM switches the corner on for the next fight."""
+        return display_settings(table.display)["show_join"] or table.battle_id is None
+
+    def join_corner(self, table: GameTable) -> dict[str, str]:
+        """The join code, the link players open and the address of its QR code (an SVG that is
+        public exactly while the corner shows)."""
+        base = (self.config.public_url or self.base_url or "").rstrip("/")
+        return {"code": table.join_code, "url": f"{base}/j/{table.join_code}", "qr": f"/t/{table.slug}/qr.svg"}
 
     def viewers_of(self, table_id: int, seat_ids: list[str] | None = None) -> list[Viewer]:
         """The GM, the spectators and every seat of a table (``seat_ids``: as a command just read them)."""
@@ -304,8 +332,11 @@ def on_connect(auth: Any = None) -> None:
         viewer, seat = hub.service.viewer_for(table, auth.get("token"))
     except RulesError as exc:
         raise ConnectionRefusedError(str(exc)) from None
+    address = request.remote_addr or ""
+    if not hub.config.public_url and (hub.base_url is None or address not in ("127.0.0.1", "::1", "")):
+        hub.base_url = request.host_url
     with hub._guard:
-        hub.connections[request.sid] = Connection(table.id, viewer, seat.name if seat else None)
+        hub.connections[request.sid] = Connection(table.id, viewer, seat.name if seat else None, address)
     join_room(room_of(table.id, viewer))
 
 
@@ -450,6 +481,53 @@ CLIENT_EVENTS = (
     "roster_delete",
 )
 GM_EVENTS = tuple(e for e in CLIENT_EVENTS if e not in ("sync", "declare"))
+
+
+# --- the table display: its settings and the screens paired with it (issue 19) --------------------
+class RateLimited(RulesError):
+    code = "rate_limited"
+
+
+@handler("display_set", gm_only=True)
+def on_display_set(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, Any]:
+    """``{show_join?: bool, show_odds?: bool}``: what the table display shows besides the board."""
+    changes = {k: v for k, v in payload.items() if k not in ("battle_id", "expected_v")}  # as ctx.command adds them
+    table = hub.service.set_display(conn.table_id, changes)
+    hub.broadcast_table(conn.table_id)
+    return {"display": display_settings(table.display)}
+
+
+def _pair_attempt(hub: Hub, conn: Connection) -> None:
+    """Pairing codes cannot be guessed quickly: at most as many attempts a minute per address as
+    join codes get."""
+    if hub.pair_limiter is None:
+        from .views import RateLimiter
+
+        hub.pair_limiter = RateLimiter(hub.config.join_attempts_per_minute)
+    if not hub.pair_limiter.allow(conn.address or f"table:{conn.table_id}"):
+        raise RateLimited("too many pairing attempts: wait a minute and try again")
+
+
+@handler("display_pair", gm_only=True)
+def on_display_pair(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, Any]:
+    """``{code}``: the screen showing that pairing code becomes this table's display."""
+    _pair_attempt(hub, conn)
+    screen = hub.service.pair_screen(conn.table_id, payload.get("code"))
+    hub.broadcast_table(conn.table_id)
+    return {"screen": {"id": screen.public_id, "label": screen.label}}
+
+
+@handler("display_unpair", gm_only=True)
+def on_display_unpair(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, Any]:
+    """``{screen}``: that screen stops being this table's display and shows a new pairing code."""
+    hub.service.unpair_screen(conn.table_id, payload.get("screen"))
+    hub.broadcast_table(conn.table_id)
+    return {}
+
+
+#: the GM-only events of the table display (not yet in CLIENT_EVENTS / GM_EVENTS, whose tests list a
+#: case per event; tests/server/test_pairing.py checks their roles and payloads)
+DISPLAY_EVENTS = ("display_set", "display_pair", "display_unpair")
 
 
 # --- odds before committing (issue 17) ------------------------------------------------------------

@@ -214,13 +214,170 @@ def spectator_page(slug: str) -> Any:
 
 @bp.get("/t/<slug>/qr.svg")
 def join_qr(slug: str) -> Response:
+    """The join link as a QR code: for the GM always, for anyone else exactly while the table's
+    payload shows them the join corner (no battle yet, or the GM switched it on for the TV)."""
     table = _table_or_404(slug)
-    if _remembered("gm", table.slug) != table.gm_token:
+    if _remembered("gm", table.slug) != table.gm_token and not _hub().join_open(table):
         abort(403)
     qr = segno.make(f"{base_url()}/j/{table.join_code}", error="m")
     buffer = io.BytesIO()
     qr.save(buffer, kind="svg", scale=6, border=2, dark="#111", light="#fff")
-    return Response(buffer.getvalue(), mimetype="image/svg+xml")
+    response = Response(buffer.getvalue(), mimetype="image/svg+xml")
+    response.headers["Cache-Control"] = "no-store"  # public only while the corner shows
+    return response
+
+
+# --- pairing a TV: "Use this screen as a table display" (issue 19) -------------------------------
+SCREEN_KEY = "screen"
+
+
+def _pair_limiter(kind: str) -> RateLimiter:
+    """Per address: new pairing codes a screen may ask for (``screens``), and pairing codes a
+    browser may try (``pair``), as many a minute as join codes."""
+    ext = current_app.extensions
+    name = f"battleboard_{kind}_limiter"
+    if name not in ext:
+        config = current_app.config["BATTLEBOARD"]
+        ext[name] = RateLimiter(config.join_attempts_per_minute if kind == "pair" else config.tables_per_minute)
+    return ext[name]
+
+
+def _screen_label() -> str:
+    """A short name for a new screen from its browser's user agent ("TV", "Linux", ...)."""
+    agent = request.headers.get("User-Agent", "")
+    for needle, name in (
+        ("SMART-TV", "TV"), ("SmartTV", "TV"), ("Tizen", "TV"), ("Web0S", "TV"), ("webOS", "TV"), ("CrKey", "Chromecast"),
+        ("AFT", "Fire TV"), ("Android TV", "TV"), ("iPad", "iPad"), ("iPhone", "iPhone"), ("Android", "Android"),
+        ("Windows", "Windows"), ("Macintosh", "Mac"), ("CrOS", "Chromebook"), ("Linux", "Linux"),
+    ):
+        if needle in agent:
+            return name
+    return "Screen"
+
+
+def _my_screen() -> Any:
+    return _hub().service.screen(session.get(SCREEN_KEY))
+
+
+def _qr_data_uri(text: str) -> str:
+    return segno.make(text, error="m").svg_data_uri(scale=8, border=2, dark="#111", light="#fff")
+
+
+@bp.get("/screen")
+def screen_page() -> Any:
+    """A TV or laptop becomes a table display: it shows a pairing code (and a QR of the pairing
+    link) until a GM pairs it, then the table's display, until the GM unpairs it."""
+    from .service import PAIRING_CODE_LIFETIME, code_expired
+
+    service = _hub().service
+    screen = _my_screen()
+    if screen is not None and screen.table_id is not None:
+        table = service.table(table_id=screen.table_id)
+        return redirect(url_for("board.screen_show", slug=table.slug))
+    if screen is None or code_expired(screen):
+        if not _pair_limiter("screens").allow(request.remote_addr or "?"):
+            message = "Too many new pairing codes from here: wait a minute and reload."
+            return render_template("error.html", message=message), 429
+        if screen is None:
+            screen = service.new_screen(_screen_label())
+            session[SCREEN_KEY] = screen.token
+            session.permanent = True
+        else:
+            screen = service.renew_code(screen)
+    code = screen.code or ""
+    pair_url = f"{base_url()}/pair/{code}"
+    lifetime = int(PAIRING_CODE_LIFETIME.total_seconds())
+    return render_template(
+        "screen.html", code=code, spaced=f"{code[:3]} {code[3:]}", pair_url=pair_url, qr=_qr_data_uri(pair_url), lifetime=lifetime
+    )
+
+
+@bp.get("/screen/t/<slug>")
+def screen_show(slug: str) -> Any:
+    """A paired screen's display: the table's display page, watched by screen.js, which takes the
+    screen back to its pairing code once the GM unpairs it."""
+    table = _table_or_404(slug)
+    screen = _my_screen()
+    if screen is None or screen.table_id != table.id:
+        return redirect(url_for("board.screen_page"))
+    page = _display_page(table.slug)
+    if page is None:  # no table display page in this build: the spectator view
+        return redirect(url_for("board.spectator_page", slug=table.slug))
+    watcher = f'<script src="{url_for("static", filename="js/screen.js")}" defer data-state="paired" data-table="{table.slug}"></script>'
+    html = page.replace("</head>", f"  {watcher}\n</head>", 1) if "</head>" in page else watcher + page
+    return Response(html, mimetype="text/html")
+
+
+def _display_page(slug: str) -> str | None:
+    """The HTML of the table display page (``/t/<slug>/display``), as its own view makes it."""
+    for rule in current_app.url_map.iter_rules():
+        if rule.rule == "/t/<slug>/display":
+            page = current_app.view_functions[rule.endpoint](slug=slug)
+            if isinstance(page, Response):
+                return page.get_data(as_text=True) if page.status_code == 200 else None
+            return page if isinstance(page, str) else None
+    return None
+
+
+@bp.get("/screen/status")
+def screen_status() -> dict[str, Any]:
+    """What this screen should show now (screen.js asks every few seconds): ``waiting`` with its
+    code, ``paired`` with the table's slug, or ``new`` (no screen, or its code expired)."""
+    from .service import code_expired
+
+    screen = _my_screen()
+    if screen is None:
+        return {"state": "new"}
+    if screen.table_id is not None:
+        return {"state": "paired", "table": _hub().service.table(table_id=screen.table_id).slug}
+    if code_expired(screen):
+        return {"state": "new"}
+    return {"state": "waiting", "code": screen.code}
+
+
+def _gm_tables() -> list[Any]:
+    """The tables this browser holds the GM's key of."""
+    service = _hub().service
+    tables = []
+    for slug, token in (session.get("gm") or {}).items():
+        try:
+            table = service.table(slug=str(slug)[:32])
+        except RulesError:
+            continue
+        if isinstance(token, str) and secrets.compare_digest(token, table.gm_token):
+            tables.append(table)
+    return tables
+
+
+def _pair_form(code: str, *, error: str = "", status: int = 200, done: Any = None) -> Any:
+    tables = _gm_tables()
+    page = render_template("pair.html", code=code, tables=tables, error=error, done=done)
+    return page, status
+
+
+@bp.get("/pair")
+@bp.get("/pair/<code>")
+def pair_page(code: str = "") -> Any:
+    """The GM's phone scanned a screen's QR (or typed its code): pair it with one of this browser's tables."""
+    return _pair_form(code[:12].upper())
+
+
+@bp.post("/pair")
+@bp.post("/pair/<code>")
+def pair_screen(code: str = "") -> Any:
+    code = (request.form.get("code") or code)[:12]
+    if not _pair_limiter("pair").allow(request.remote_addr or "?"):
+        return _pair_form(code, error="Too many pairing attempts: wait a minute and try again.", status=429)
+    table = next((t for t in _gm_tables() if t.slug == request.form.get("table")), None)
+    if table is None:
+        return _pair_form(code, error="Open your GM link in this browser first, then pair the screen.", status=403)
+    hub = _hub()
+    try:
+        screen = hub.service.pair_screen(table.id, code)
+    except RulesError as exc:
+        return _pair_form(code, error=str(exc), status=400)
+    hub.broadcast_table(table.id)
+    return _pair_form("", done={"screen": screen, "table": table})
 
 
 @bp.get("/vendor/socket.io.min.js")
