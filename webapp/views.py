@@ -212,6 +212,13 @@ def spectator_page(slug: str) -> Any:
     return render_template("board.html", role="spectator", table=table, token="", join_url="", watch_url="")
 
 
+@bp.get("/t/<slug>/display")
+def display_page(slug: str) -> Any:
+    """The table display for the TV: public, with a spectator's rights (its page connects without a key)."""
+    table = _table_or_404(slug)
+    return render_template("display.html", table=table, mode="display")
+
+
 @bp.get("/t/<slug>/qr.svg")
 def join_qr(slug: str) -> Response:
     """The join link as a QR code: for the GM always, for anyone else exactly while the table's

@@ -14,6 +14,7 @@
 //   map: {url, width, height, squares_across, offset_x, offset_y} | null,   // an image under the grid
 //   names: true,                   // draw each token's name (or `label`) under it; false: initials only
 //   nameSize: 0.24,                // the name's font size, in squares
+//   minText: 0,                    // no text smaller than this, in user units (the TV asks for 24 CSS px)
 //   view: {x, y, width, height},   // the part of the grid to show, in squares (default: all of it)
 //   zoomable: false,               // pinch-zoom / wheel-zoom and drag to pan; taps still work
 //   onTokenClick(id), onCellClick(x, y), canDrag(id) -> bool, onDrop(id, x, y)
@@ -64,6 +65,8 @@ export function renderGrid(container, spec) {
   const W = width * cell;
   const H = height * cell;
   const uid = `g${++gridCount}`;
+  const minText = spec.minText || 0;
+  const fs = (size) => ({ "font-size": `${Math.max(size, minText)}px` });
   const v = spec.view || { x: 0, y: 0, width, height };
   const svg = s("svg", {
     class: `grid${spec.zoomable ? " zoomable" : ""}`,
@@ -121,7 +124,7 @@ export function renderGrid(container, spec) {
     const cx = (ring.x + 0.5) * cell;
     const cy = (ring.y + 0.5) * cell;
     rings.append(s("circle", { class: `ring ${ring.cls || ""}`, cx, cy, r: Math.max(0, ring.r) * cell }));
-    if (ring.label) rings.append(s("text", { class: `ring-label ${ring.cls || ""}`, x: cx, y: cy - ring.r * cell - 4, "text-anchor": "middle" }, ring.label));
+    if (ring.label) rings.append(s("text", { class: `ring-label ${ring.cls || ""}`, x: cx, y: cy - ring.r * cell - 4, "text-anchor": "middle", style: minText ? fs(0) : null }, ring.label));
   }
   svg.append(rings);
 
@@ -131,7 +134,7 @@ export function renderGrid(container, spec) {
     paths.append(s("polyline", { class: `path ${path.cls || ""}`, points: pts }));
     (path.points || []).forEach(([x, y], i) => {
       const label = path.labels && path.labels[i];
-      if (label) paths.append(s("text", { class: "path-label", x: (x + 0.5) * cell, y: (y + 0.5) * cell + 4, "text-anchor": "middle" }, label));
+      if (label) paths.append(s("text", { class: "path-label", x: (x + 0.5) * cell, y: (y + 0.5) * cell + 4, "text-anchor": "middle", style: minText ? fs(0) : null }, label));
     });
   }
   svg.append(paths);
@@ -142,7 +145,7 @@ export function renderGrid(container, spec) {
   const ordered = [...(spec.tokens || [])].sort((a, b) => (a.active ? 1 : 0) - (b.active ? 1 : 0));
   for (const t of ordered) {
     const mark = sideMark(t.side, sides);
-    const r = cell * 0.4;
+    const r = cell * 0.42;
     const outer = s("g", {
       class: `token ${mark.cls} ${t.cls || ""} ${t.active ? "active" : ""} ${t.selected ? "selected" : ""} ${t.dead ? "dead" : ""}`,
       transform: `translate(${(t.x + 0.5) * cell} ${(t.y + 0.5) * cell})`,
@@ -161,25 +164,26 @@ export function renderGrid(container, spec) {
       defs.append(s("clipPath", { id: clip }, s("circle", { r: r * 0.9 })));
       inner.append(s("image", { class: "token-portrait", href: t.portrait, x: -r * 0.9, y: -r * 0.9, width: r * 1.8, height: r * 1.8, preserveAspectRatio: "xMidYMid slice", "clip-path": `url(#${clip})` }));
     } else {
-      inner.append(s("text", { class: "token-label", "text-anchor": "middle", "dominant-baseline": "central", style: { "font-size": `${cell * 0.3}px` } }, initials(t)));
+      inner.append(s("text", { class: "token-label", "text-anchor": "middle", "dominant-baseline": "central", style: fs(cell * 0.3) }, initials(t)));
     }
     const frac = hpFraction(t.hp);
     if (frac !== null) {
-      const rr = cell * 0.45;
+      const rr = cell * 0.465;
       const circ = 2 * Math.PI * rr;
       const level = frac > 0.5 ? "high" : frac > 0.25 ? "mid" : "low";
-      inner.append(s("circle", { class: "token-ring-bg", r: rr, "stroke-width": cell * 0.07 }));
-      inner.append(s("circle", { class: `token-ring token-ring-${level}`, r: rr, "stroke-width": cell * 0.07, "stroke-dasharray": `${(frac * circ).toFixed(2)} ${circ.toFixed(2)}`, transform: "rotate(-90)" }));
+      inner.append(s("circle", { class: "token-ring-bg", r: rr, "stroke-width": cell * 0.06 }));
+      inner.append(s("circle", { class: `token-ring token-ring-${level}`, r: rr, "stroke-width": cell * 0.06, "stroke-dasharray": `${(frac * circ).toFixed(2)} ${circ.toFixed(2)}`, transform: "rotate(-90)" }));
     }
     // the side: its shape with its letter, at the token's lower left
-    const sr = cell * 0.16;
+    const sr = Math.max(cell * 0.16, minText / 1.25);
     const badge = s("g", { class: `token-side kit-shape-${mark.shape}`, transform: `translate(${-cell * 0.33} ${cell * 0.3})` }, sideShape(mark.shape, sr),
-      s("text", { class: "token-side-letter", "text-anchor": "middle", "dominant-baseline": "central", style: { "font-size": `${sr * 1.25}px` }, y: mark.shape === "triangle" ? sr * 0.2 : 0 }, mark.letter));
+      s("text", { class: "token-side-letter", "text-anchor": "middle", "dominant-baseline": "central", style: fs(sr * 1.25), y: mark.shape === "triangle" ? sr * 0.2 : 0 }, mark.letter));
     inner.append(badge);
     if (t.badge !== undefined && t.badge !== null && t.badge !== "") {
       const neg = typeof t.badge === "number" ? t.badge < 0 : String(t.badge).startsWith("-");
-      inner.append(s("circle", { class: `token-badge-bg ${neg ? "negative" : ""}`, cx: cell * 0.34, cy: -cell * 0.34, r: cell * 0.2 }));
-      inner.append(s("text", { class: `token-badge ${neg ? "negative" : ""}`, x: cell * 0.34, y: -cell * 0.34, "text-anchor": "middle", "dominant-baseline": "central", style: { "font-size": `${cell * 0.2}px` } }, String(t.badge)));
+      const br = Math.max(cell * 0.2, minText * 0.8);
+      inner.append(s("circle", { class: `token-badge-bg ${neg ? "negative" : ""}`, cx: cell * 0.34, cy: -cell * 0.34, r: br }));
+      inner.append(s("text", { class: `token-badge ${neg ? "negative" : ""}`, x: cell * 0.34, y: -cell * 0.34, "text-anchor": "middle", "dominant-baseline": "central", style: fs(cell * 0.2) }, String(t.badge)));
     }
     if (t.dead) inner.append(s("path", { class: "token-dead-mark", d: `M${-r * 0.6},${-r * 0.6} L${r * 0.6},${r * 0.6} M${r * 0.6},${-r * 0.6} L${-r * 0.6},${r * 0.6}` }));
     inner.append(s("title", {}, t.title || t.name || t.label || t.id));
@@ -187,7 +191,7 @@ export function renderGrid(container, spec) {
     if (showNames && (t.name || t.label)) {
       const text = t.name ? shortName(t.name, 12) : String(t.label);
       const name = s("text", {
-        class: "token-name", "text-anchor": "middle", "dominant-baseline": "hanging", y: cell * 0.47, style: { "font-size": `${nameSize}px` },
+        class: "token-name", "text-anchor": "middle", "dominant-baseline": "hanging", y: cell * 0.47, style: fs(nameSize),
       }, text);
       outer.append(name);
     }

@@ -1,0 +1,228 @@
+// The table display (/t/<slug>/display, for the TV or projector) and the spectator page (/t/<slug>/watch).
+// Public, with spectator rights: it connects without a key and receives the spectator's projection,
+// so nothing hidden can reach it. It has no controls but the full-screen button.
+//
+// Display mode: everything is laid out on a 1920×1080 stage that is scaled to fit the screen (a
+// 1280×720 laptop or a 3840×2160 TV show the same picture), never scrolled. Watch mode: the same
+// pieces, laid out for whatever screen opens the link (a phone stacks them and scrolls).
+//
+// The shell owns the connection, the turn cue, the latest result, the dice, the log lines and the join
+// corner; the system's renderer (static/js/display/<system-id>.js) draws the board:
+//   export function render(board, view, ctx)  // ctx: {kit, ui, grid, table, events, fresh, box, mode, seatName}
+//   export function cue(view, ctx) -> {now: "Jinx" | null, seat: seat id | null, detail: "Round 2, missile phase"}
+//   export function result(view, ctx) -> "words" | null   (optional: the latest result in large words)
+
+import { connect } from "./connection.js";
+import * as ui from "./ui.js";
+import * as kit from "./kit.js";
+import * as grid from "./grid.js";
+
+const { h, replace } = ui;
+const body = document.body;
+const mode = body.dataset.mode === "watch" ? "watch" : "display";
+const systemId = body.dataset.system;
+const staticRoot = body.dataset.static || "/static/";
+const STAGE_W = 1920;
+const STAGE_H = 1080;
+
+const els = {
+  stage: document.getElementById("stage"),
+  board: document.getElementById("board"),
+  cue: document.getElementById("cue"),
+  phase: document.getElementById("phase"),
+  status: document.getElementById("connection"),
+  result: document.getElementById("result"),
+  dice: document.getElementById("dice"),
+  log: document.getElementById("log"),
+  join: document.getElementById("join"),
+  systemName: document.getElementById("system-name"),
+  fullscreen: document.getElementById("fullscreen"),
+};
+
+let renderer = null;
+let table = null;
+let battle = null; // the connection's state
+let lastFresh = [];
+let diceShownV = null;
+
+// --- fitting the stage to the screen ----------------------------------------------------------
+function fitStage() {
+  if (mode !== "display") return;
+  const k = Math.min(window.innerWidth / STAGE_W, window.innerHeight / STAGE_H);
+  const x = (window.innerWidth - STAGE_W * k) / 2;
+  const y = (window.innerHeight - STAGE_H * k) / 2;
+  els.stage.style.transform = `translate(${x}px, ${y}px) scale(${k})`;
+}
+fitStage();
+
+let resizeTimer = null;
+window.addEventListener("resize", () => {
+  fitStage();
+  clearTimeout(resizeTimer);
+  resizeTimer = setTimeout(() => { if (battle) renderBoard(false); }, 150);
+});
+
+// --- full screen and the screen wake lock -----------------------------------------------------
+const canFullscreen = !!(document.documentElement.requestFullscreen && document.fullscreenEnabled !== false);
+function syncFullscreenButton() {
+  els.fullscreen.hidden = !canFullscreen || !!document.fullscreenElement;
+}
+syncFullscreenButton();
+els.fullscreen.addEventListener("click", async () => {
+  try { await document.documentElement.requestFullscreen({ navigationUI: "hide" }); } catch { /* refused */ }
+  keepAwake();
+});
+document.addEventListener("fullscreenchange", syncFullscreenButton);
+
+let wakeLock = null;
+async function keepAwake() {
+  if (!("wakeLock" in navigator) || document.visibilityState !== "visible" || wakeLock) return;
+  try {
+    wakeLock = await navigator.wakeLock.request("screen");
+    body.dataset.wakeLock = "on";
+    wakeLock.addEventListener("release", () => { wakeLock = null; body.dataset.wakeLock = "off"; });
+  } catch {
+    wakeLock = null; // not allowed here (no user gesture yet, battery saver): try again on the next chance
+  }
+}
+if (mode === "display") {
+  keepAwake();
+  document.addEventListener("visibilitychange", () => { if (document.visibilityState === "visible") keepAwake(); });
+  document.addEventListener("pointerdown", keepAwake, { once: true });
+}
+
+// --- the connection ---------------------------------------------------------------------------
+function setStatus(stateName, detail) {
+  els.status.dataset.state = stateName;
+  replace(els.status, stateName === "live" ? "● live" : stateName === "refused" ? `not connected: ${detail || "refused"}` : "reconnecting…");
+  body.classList.toggle("offline", stateName !== "live");
+}
+
+async function loadRenderer() {
+  if (renderer) return renderer;
+  try {
+    renderer = await import(`${staticRoot}js/display/${systemId}.js`);
+  } catch (err) {
+    console.error(err);
+    renderer = { render: (root, view) => replace(root, h("p", { class: "d-empty" }, view.status || "…")) };
+  }
+  return renderer;
+}
+
+connect({
+  table: body.dataset.table,
+  token: null,
+  onStatus: setStatus,
+  onError: (text) => console.warn(text),
+  onTable: (payload) => {
+    table = payload;
+    replace(els.systemName, payload.system ? payload.system.name : "");
+    renderJoin();
+    if (battle) renderAround();
+  },
+  onBattle: async (state, fresh) => {
+    battle = state;
+    lastFresh = fresh || [];
+    await loadRenderer();
+    renderBoard(true);
+    renderAround();
+  },
+});
+
+function ctxFor(fresh) {
+  return {
+    kit, ui, grid, table, mode,
+    events: battle ? battle.events : [],
+    fresh,
+    box: { width: els.board.clientWidth || 1600, height: els.board.clientHeight || 700 },
+    seatName: (seat) => (seat && table && table.seat_names ? table.seat_names[seat] || null : null),
+  };
+}
+
+function renderBoard(fresh) {
+  const root = els.board;
+  root.dataset.version = String(battle.v);
+  if (!battle.view) {
+    replace(root, h("div", { class: "d-empty" }, h("p", {}, "Waiting for the GM to start a battle…")));
+    return;
+  }
+  try {
+    renderer.render(root, battle.view, ctxFor(fresh && lastFresh.length > 0));
+  } catch (err) {
+    console.error(err);
+    replace(root, h("p", { class: "d-empty" }, "The board could not be drawn."));
+  }
+}
+
+function renderAround() {
+  renderCue();
+  renderResult();
+  renderDice();
+  renderLog();
+}
+
+function renderCue() {
+  const view = battle && battle.view;
+  let cue = { now: null, seat: null, detail: "" };
+  if (view && renderer && renderer.cue) {
+    try { cue = renderer.cue(view, ctxFor(false)) || cue; } catch (err) { console.error(err); }
+  }
+  const seatName = ctxFor(false).seatName(cue.seat);
+  const nowText = cue.now ? `Now: ${cue.now}${seatName ? ` (${seatName})` : ""}` : (cue.headline || (view ? "" : "Waiting for the battle…"));
+  els.cue.dataset.active = cue.now ? "true" : "false";
+  replace(els.cue, nowText ? h("span", { class: "d-now" }, nowText) : null);
+  replace(els.phase, cue.detail || "");
+}
+
+function eventsWithRolls(events) {
+  return events.filter((e) => e.rolls && e.rolls.length);
+}
+
+function renderResult() {
+  const view = battle && battle.view;
+  let words = null;
+  if (view && renderer && renderer.result) {
+    try { words = renderer.result(view, ctxFor(false)); } catch (err) { console.error(err); }
+  }
+  if (!words && battle) {
+    const rolled = eventsWithRolls(battle.events);
+    const last = rolled[rolled.length - 1];
+    words = last ? last.text : null;
+  }
+  els.result.dataset.testid = "last-result-words";
+  replace(els.result, words ? h("p", { class: "d-result-text" }, words) : null);
+}
+
+function renderDice() {
+  if (!battle) return;
+  const rolled = eventsWithRolls(battle.events);
+  if (!rolled.length) { replace(els.dice, h("p", { class: "d-muted" }, "No dice yet")); diceShownV = null; return; }
+  const lastV = rolled[rolled.length - 1].v;
+  const rolls = rolled.filter((e) => e.v === lastV).flatMap((e) => e.rolls);
+  const fresh = diceShownV !== lastV && lastFresh.some((e) => e.v === lastV);
+  if (diceShownV === lastV && els.dice.childElementCount) return;
+  diceShownV = lastV;
+  const many = rolls.reduce((n, r) => n + (r.faces || []).length, 0);
+  els.dice.dataset.count = many > 8 ? "many" : "few";
+  replace(els.dice, kit.dice(rolls, { fresh, max: many > 8 ? 6 : 8 }));
+}
+
+function renderLog() {
+  if (!battle) return;
+  const lines = battle.events.filter((e) => e.text).slice(-4).reverse();
+  replace(els.log, lines.map((e, i) => h("li", { class: i === 0 ? "d-log-latest" : "", dataset: { type: e.type || "", v: e.v } }, e.text)));
+}
+
+// --- the join corner --------------------------------------------------------------------------
+function renderJoin() {
+  const join = table && table.join;
+  els.join.hidden = !join;
+  body.classList.toggle("has-join", !!join);
+  if (!join) { replace(els.join); return; }
+  replace(els.join,
+    join.qr ? h("img", { class: "d-join-qr", src: join.qr, alt: "QR code to join the table", width: 180, height: 180 }) : null,
+    h("div", { class: "d-join-text" },
+      h("span", { class: "d-join-label" }, "Join on your phone"),
+      h("strong", { class: "d-join-code", dataset: { testid: "join-corner-code" } }, join.code || ""),
+      join.url ? h("span", { class: "d-join-url" }, join.url.replace(/^https?:\/\//, "")) : null));
+}

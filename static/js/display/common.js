@@ -1,0 +1,68 @@
+// Pieces the display's board renderers share: fitting a grid to the board and drawing it for the TV.
+
+/**
+ * The part of a width × height grid to show in a box of box.width × box.height pixels: the whole grid
+ * when a square gets at least minPx pixels that way; otherwise the squares around `points` (tokens,
+ * path points) at minPx a square, or as close to it as those points allow. Returns a view in squares
+ * with the box's aspect ratio.
+ */
+export function fitGrid(width, height, points, box, minPx = 84) {
+  const aspect = box.width / Math.max(1, box.height);
+  const cover = (w, h) => (w / h < aspect ? [h * aspect, h] : [w, w / aspect]);
+  let [vw, vh] = cover(width, height);
+  if (box.width / vw >= minPx || !points.length) return { x: (width - vw) / 2, y: (height - vh) / 2, width: vw, height: vh };
+  const xs = points.map((p) => p[0]);
+  const ys = points.map((p) => p[1]);
+  const minX = Math.min(...xs) - 1;
+  const maxX = Math.max(...xs) + 2;
+  const minY = Math.min(...ys) - 1;
+  const maxY = Math.max(...ys) + 2.4; // room for the names under the lowest tokens
+  [vw, vh] = cover(Math.max(box.width / minPx, maxX - minX), Math.max(box.height / minPx, maxY - minY));
+  const place = (lo, hi, size, total) => {
+    if (size >= total) return (total - size) / 2;
+    return Math.max(0, Math.min(total - size, (lo + hi) / 2 - size / 2));
+  };
+  return { x: place(minX, maxX, vw, width), y: place(minY, maxY, vh, height), width: vw, height: vh };
+}
+
+/**
+ * Draw a grid system's board: tokens with their names, the table's map, token colours and portraits
+ * and blocked squares, rings and paths over it, fitted to the board box with text no smaller than
+ * 26 px. `spec` is grid.js's spec without the sizes.
+ */
+export function drawGridBoard(root, ctx, spec) {
+  const board = (ctx.table && ctx.table.board) || {};
+  const looks = board.tokens || {};
+  const tokens = (spec.tokens || []).map((t) => ({
+    ...t,
+    colour: t.colour || (looks[t.id] && looks[t.id].colour) || null,
+    portrait: t.portrait || (looks[t.id] && looks[t.id].portrait) || null,
+  }));
+  const points = tokens.map((t) => [t.x, t.y]);
+  for (const p of spec.paths || []) for (const pt of p.points || []) points.push(pt);
+  const box = ctx.box;
+  const view = fitGrid(spec.width, spec.height, points, box, ctx.mode === "display" ? 84 : 48);
+  const cell = 100;
+  const px = box.width / view.width; // screen pixels per square
+  const minText = ((ctx.mode === "display" ? 26 : 14) * cell) / px;
+  const svg = ctx.grid.renderGrid(root, {
+    ...spec,
+    tokens,
+    cell,
+    view,
+    names: true,
+    nameSize: Math.max(0.22, minText / cell),
+    minText,
+    map: spec.map !== undefined ? spec.map : board.map || null,
+    blocked: spec.blocked || board.blocked || [],
+    zoomable: ctx.mode === "watch",
+  });
+  svg.setAttribute("preserveAspectRatio", "xMidYMid meet");
+  svg.dataset.px = px.toFixed(1);
+  return svg;
+}
+
+/** "Round 2, missile phase" style joining of the parts that are there. */
+export function joinParts(...parts) {
+  return parts.filter((p) => p !== null && p !== undefined && p !== "").join(", ");
+}
