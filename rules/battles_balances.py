@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
+from . import terrain
 from .core import (
     GM_ONLY,
     Event,
@@ -61,7 +62,7 @@ THRESHOLD_VALUES = dict(THRESHOLDS)
 COMBAT_DECLARATIONS = frozenset({"attack", "shoot", "move", "draw", "pass", "custom_action"})
 GM_TOOLS = frozenset(
     {"check", "contest", "heal", "cure", "bless", "repair", "adjust", "place", "disarm", "custom_action",
-     "computer_turn"}
+     "computer_turn", "set_blocked"}
 )
 KNOWN_DECLARATIONS = COMBAT_DECLARATIONS | GM_TOOLS
 
@@ -128,6 +129,24 @@ def chance_at_least(count: int, sides: int, target: int) -> float:
 def distance(a: Mapping[str, Any], b: Mapping[str, Any]) -> int:
     """Squares between two positions; a diagonal step counts as one square."""
     return max(abs(a["x"] - b["x"]), abs(a["y"] - b["y"]))
+
+
+def walk(state: Mapping[str, Any], a: Mapping[str, Any], b: Mapping[str, Any]) -> int | None:
+    """Steps from ``a`` to ``b`` around the blocked squares, a diagonal counting one (None: no way);
+    with nothing blocked, :func:`distance`."""
+    if not state.get("blocked"):
+        return distance(a, b)
+    opts = state["options"]
+    return terrain.step_distance((a["x"], a["y"]), (b["x"], b["y"]), terrain.blocked_of(state),
+                                 opts["grid_width"], opts["grid_height"])
+
+
+def in_reach(state: Mapping[str, Any], a: Mapping[str, Any], b: Mapping[str, Any], reach: int) -> bool:
+    """``b`` lies within ``reach`` squares of ``a``, counted around blocked squares."""
+    if distance(a, b) > reach:
+        return False
+    steps = walk(state, a, b)
+    return steps is not None and steps <= reach
 
 
 def _half_up(value: int) -> int:
@@ -366,6 +385,8 @@ class BattlesAndBalances(RuleSystem):
         entries = self.validate_lineup(lineup)
         opts = self.validate_options(options)
         width, height = opts["grid_width"], opts["grid_height"]
+        # blocked squares come from the table's board (not an option of the form)
+        blocked = terrain.clean_blocked(options.get("blocked") if isinstance(options, Mapping) else None, width, height)
         combatants: dict[str, dict[str, Any]] = {}
         taken: set[tuple[int, int]] = set()
         for entry in entries:
@@ -374,7 +395,10 @@ class BattlesAndBalances(RuleSystem):
                     raise InvalidDeclaration(f"{entry['name']}: position must be on the {width}x{height} grid")
                 if (entry["x"], entry["y"]) in taken:
                     raise InvalidDeclaration(f"{entry['name']}: that square is already taken")
+                if [entry["x"], entry["y"]] in blocked:
+                    raise InvalidDeclaration(f"{entry['name']}: square ({entry['x']}, {entry['y']}) is blocked")
                 taken.add((entry["x"], entry["y"]))
+        taken.update((x, y) for x, y in blocked)
         for entry in entries:
             c = dict(entry)
             c.update(derived(entry))
@@ -398,6 +422,7 @@ class BattlesAndBalances(RuleSystem):
             "actor": None,
             "turn": 0,
             "sides_in_play": sides_in_play,
+            "blocked": blocked,
             "outcome": None,
             "last_result": None,
         }
@@ -465,7 +490,7 @@ class BattlesAndBalances(RuleSystem):
     def _do_attack(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource) -> list[Event]:
         attacker = self._actor_for(state, d, viewer)
         target = self._target(state, d, attacker)
-        if distance(attacker, target) > melee_reach(attacker):
+        if not in_reach(state, attacker, target, melee_reach(attacker)):
             raise IllegalDeclaration(f"{target['name']} is out of {attacker['name']}'s melee reach")
         events = resolve_melee(state, attacker, target, dice)
         return events + self._finish_action(state, attacker, attacker["attack_cost"], "an attack", dice)
@@ -489,6 +514,10 @@ class BattlesAndBalances(RuleSystem):
             raise IllegalDeclaration("that is where the character already stands")
         if _occupant(state, x, y):
             raise IllegalDeclaration("that square is taken")
+        if [x, y] in state.get("blocked", []):
+            raise IllegalDeclaration(f"square ({x}, {y}) is blocked")
+        if walk(state, mover, {"x": x, "y": y}) is None:
+            raise IllegalDeclaration(f"blocked squares leave {mover['name']} no way to ({x}, {y})")
         cost, left = move_cost(state, mover, x, y)
         mover["x"], mover["y"] = x, y
         text = f"{mover['name']} moves to column {x + 1}, row {y + 1}"
@@ -689,6 +718,8 @@ class BattlesAndBalances(RuleSystem):
         other = _occupant(state, x, y)
         if other and other != c["id"]:
             raise IllegalDeclaration("that square is taken")
+        if [x, y] in state.get("blocked", []):
+            raise IllegalDeclaration(f"square ({x}, {y}) is blocked")
         c["x"], c["y"] = x, y
         return [event("combatant.placed", f"The GM puts {c['name']} at column {x + 1}, row {y + 1}.",
                       combatant=c["id"], x=x, y=y)]
@@ -699,6 +730,16 @@ class BattlesAndBalances(RuleSystem):
         if state["status"] != "active" or not actor or state["combatants"][actor]["controller"] != "computer":
             raise IllegalDeclaration("the character acting now is not played by the computer")
         return _computer_turns(state, dice)
+
+    def _do_set_blocked(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource) -> list[Event]:
+        """The GM marks the blocked squares (the whole list): no one enters, crosses or reaches past them."""
+        blocked = terrain.clean_blocked(d.get("blocked"), state["options"]["grid_width"], state["options"]["grid_height"])
+        for c in state["combatants"].values():
+            if not c["defeated"] and [c["x"], c["y"]] in blocked:
+                raise IllegalDeclaration(f"{c['name']} stands on ({c['x']}, {c['y']}): move it before blocking that square")
+        state["blocked"] = blocked
+        return [event("board.blocked", f"The GM marks {len(blocked)} blocked square{'s' if len(blocked) != 1 else ''}.",
+                      blocked=blocked)]
 
     def _do_disarm(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource) -> list[Event]:
         c = self._gm_target(state, d)
@@ -721,7 +762,7 @@ class BattlesAndBalances(RuleSystem):
             entry["luck"] = luck_state(state, c)
             entry["borrowed"] = c["ap"] < 0
             entry["ranges"] = {
-                oid: range_band(c, o) for oid, o in state["combatants"].items() if oid != cid and not o["defeated"]
+                oid: range_band(c, o, state) for oid, o in state["combatants"].items() if oid != cid and not o["defeated"]
             }
             entry["attack_pool"] = f"{c['agility']}d{c['size']}" + (f"+{c['weapon_attack']}" if _armed(c) and c["weapon_attack"] else "")
             entry["defence_pool"] = f"{c['speed']}d{c['size']}" + (f"+{c['shield_defence']}" if c["shield_defence"] else "")
@@ -736,6 +777,7 @@ class BattlesAndBalances(RuleSystem):
             "next": _next_actor(state),
             "timeline": timeline(state),
             "grid": {"width": state["options"]["grid_width"], "height": state["options"]["grid_height"]},
+            "blocked": copy.deepcopy(state.get("blocked", [])),
             "options": copy.deepcopy(state["options"]),
             "combatants": combatants,
             "last_result": copy.deepcopy(state.get("last_result")),
@@ -779,10 +821,11 @@ def melee_reach(c: Mapping[str, Any]) -> int:
     return c["weapon_reach"] if _armed(c) else 1
 
 
-def range_band(c: Mapping[str, Any], other: Mapping[str, Any]) -> str:
-    """"melee", "missile" or "out" as seen from ``c`` towards ``other``."""
+def range_band(c: Mapping[str, Any], other: Mapping[str, Any], state: Mapping[str, Any] | None = None) -> str:
+    """"melee", "missile" or "out" as seen from ``c`` towards ``other`` (melee reach counted around
+    the blocked squares of ``state``; a missile flies straight)."""
     dist = distance(c, other)
-    if dist <= melee_reach(c):
+    if in_reach(state, c, other, melee_reach(c)) if state is not None else dist <= melee_reach(c):
         return "melee"
     if c["launcher"] and dist <= c["missile_range"]:
         return "missile"
@@ -1016,16 +1059,27 @@ def deal_damage(
 def move_cost(state: Mapping[str, Any], mover: Mapping[str, Any], x: int, y: int) -> tuple[int, list[str]]:
     """AP to move to ``(x, y)``: the price per square plus each opponent's size whose reach is left."""
     dest = {"x": x, "y": y}
-    cost = state["options"]["move_cost"] * distance(mover, dest)
+    steps = walk(state, mover, dest)
+    if steps is None:
+        raise IllegalDeclaration(f"blocked squares leave {mover['name']} no way to ({x}, {y})")
+    cost = state["options"]["move_cost"] * steps
     left = []
     for oid in state["order"]:
         o = state["combatants"][oid]
         if o["side"] == mover["side"] or o["defeated"] or oid == mover["id"]:
             continue
-        if distance(o, mover) <= melee_reach(o) < distance(o, dest):
+        if in_reach(state, o, mover, melee_reach(o)) and not in_reach(state, o, dest, melee_reach(o)):
             cost += o["size"]
             left.append(oid)
     return cost, left
+
+
+def _walkable(state: Mapping[str, Any], c: Mapping[str, Any]) -> Mapping[tuple[int, int], int] | None:
+    """The squares ``c`` can walk to around blocked squares (None: nothing is blocked, every square)."""
+    if not state.get("blocked"):
+        return None
+    opts = state["options"]
+    return terrain.steps_from((c["x"], c["y"]), terrain.blocked_of(state), opts["grid_width"], opts["grid_height"])
 
 
 def _occupant(state: Mapping[str, Any], x: int, y: int) -> str | None:
@@ -1292,7 +1346,7 @@ def _actions_for(state: Mapping[str, Any], c: Mapping[str, Any], viewer: Viewer)
     others = [state["combatants"][o] for o in state["order"] if o != cid and not state["combatants"][o]["defeated"]]
     reach = melee_reach(c)
     for t in sorted(others, key=lambda o: (o["side"] == c["side"], distance(c, o))):
-        if distance(c, t) <= reach:
+        if in_reach(state, c, t, reach):
             weapon = c["weapon"] if _armed(c) else "bare hands"
             out.append(entry("attack", f"Attack {t['name']} ({weapon})", c["attack_cost"], target=t["id"],
                              ally=t["side"] == c["side"]))
@@ -1304,10 +1358,11 @@ def _actions_for(state: Mapping[str, Any], c: Mapping[str, Any], viewer: Viewer)
     if c["weapon"] and not c["weapon_drawn"]:
         out.append(entry("draw", f"Draw the {c['weapon']}", c["weapon_weight"]))
     width, height = state["options"]["grid_width"], state["options"]["grid_height"]
+    walkable = _walkable(state, c)
     destinations = []
     for y in range(height):
         for x in range(width):
-            if (x, y) == (c["x"], c["y"]) or _occupant(state, x, y):
+            if (x, y) == (c["x"], c["y"]) or _occupant(state, x, y) or (walkable is not None and (x, y) not in walkable):
                 continue
             cost, left = move_cost(state, c, x, y)
             destinations.append({"x": x, "y": y, "cost": cost, "leaves_reach": bool(left)})
@@ -1436,9 +1491,9 @@ def computer_choice(state: Mapping[str, Any], cid: str) -> dict[str, Any]:
 
     if c["weapon"] and not c["weapon_drawn"]:
         return {"type": "draw", "combatant": cid}
-    in_reach = [o for o in foes if distance(c, o) <= melee_reach(c)]
-    if in_reach:
-        return {"type": "attack", "combatant": cid, "target": weakest(in_reach)["id"]}
+    reachable = [o for o in foes if in_reach(state, c, o, melee_reach(c))]
+    if reachable:
+        return {"type": "attack", "combatant": cid, "target": weakest(reachable)["id"]}
     if c["launcher"] and c["ammo"] > 0:
         in_range = [o for o in foes if distance(c, o) <= c["missile_range"]]
         if in_range:
@@ -1446,9 +1501,12 @@ def computer_choice(state: Mapping[str, Any], cid: str) -> dict[str, Any]:
     nearest = min(foes, key=lambda o: distance(c, o))
     width, height = state["options"]["grid_width"], state["options"]["grid_height"]
     best: tuple[int, int, int, int] | None = None
+    walkable = _walkable(state, c)
     for y in range(height):
         for x in range(width):
-            if _occupant(state, x, y) or distance({"x": x, "y": y}, nearest) > melee_reach(c):
+            if _occupant(state, x, y) or (walkable is not None and (x, y) not in walkable):
+                continue
+            if not in_reach(state, {"x": x, "y": y}, nearest, melee_reach(c)):
                 continue
             cost, _ = move_cost(state, c, x, y)
             key = (cost, distance({"x": x, "y": y}, nearest), y, x)
