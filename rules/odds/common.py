@@ -188,7 +188,7 @@ def wilson(successes: int, n: int, z: float = 1.959964) -> tuple[float, float]:
     p = successes / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     spread = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - spread), min(1.0, centre + spread)
+    return max(0.0, round(centre - spread, 9)), min(1.0, round(centre + spread, 9))
 
 
 def estimate(key: str, label: str, successes: int, n: int) -> dict[str, Any]:
