@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import secrets
 import threading
 import time
@@ -186,6 +187,7 @@ def gm_page(slug: str) -> Any:
         token=token,
         join_url=join_url,
         watch_url=f"{base_url()}/t/{table.slug}/watch",
+        display_url=f"{base_url()}/t/{table.slug}/display",
     )
 
 
@@ -216,7 +218,8 @@ def spectator_page(slug: str) -> Any:
 def display_page(slug: str) -> Any:
     """The table display for the TV: public, with a spectator's rights (its page connects without a key)."""
     table = _table_or_404(slug)
-    return render_template("display.html", table=table, mode="display")
+    mode = "watch" if request.args.get("layout") == "watch" else "display"
+    return render_template("display.html", table=table, mode=mode)
 
 
 @bp.get("/t/<slug>/qr.svg")
@@ -398,6 +401,33 @@ def socketio_client() -> Any:
         except VendorError as exc:
             return Response(f"/* Socket.IO client missing: {exc} */", status=503, mimetype="text/javascript")
     return send_file(path, mimetype="text/javascript", max_age=3600)
+
+
+@bp.get("/t/<slug>/manifest.webmanifest")
+def manifest(slug: str) -> Response:
+    """The web app manifest of a player's page: added to the home screen, it opens this table's seat."""
+    table = _table_or_404(slug)
+    icons = [
+        {"src": url_for("static", filename="icons/icon-192.png"), "sizes": "192x192", "type": "image/png"},
+        {"src": url_for("static", filename="icons/icon-512.png"), "sizes": "512x512", "type": "image/png"},
+        {"src": url_for("static", filename="icons/icon-maskable-512.png"), "sizes": "512x512", "type": "image/png", "purpose": "maskable"},
+        {"src": url_for("static", filename="favicon.svg"), "sizes": "any", "type": "image/svg+xml"},
+    ]
+    body = {
+        "name": f"{table.name} — Battleboard",
+        "short_name": "Battleboard",
+        "description": "Your seat at the battle board: what you may do now, on your phone.",
+        "start_url": url_for("board.player_page", slug=table.slug),
+        "scope": "/",
+        "display": "standalone",
+        "orientation": "portrait",
+        "background_color": "#14161c",
+        "theme_color": "#14161c",
+        "icons": icons,
+    }
+    response = current_app.response_class(json.dumps(body), mimetype="application/manifest+json")
+    response.headers["Cache-Control"] = "no-cache"
+    return response
 
 
 @bp.get("/healthz")

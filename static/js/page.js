@@ -1,16 +1,23 @@
-// The page shell for the GM screen, the player's phone and the spectator screen.
+// The page shell for the GM console, the player's phone and the spectator screen.
 // It owns the connection, the log, the dice tray and the help; the rule system's module draws the battle.
+// GM console: the board is the main area and the GM's tools sit in tabs (Battle, Lineup, Options, Rosters,
+// Map, Notes, Join). Phone: what the player may do now sits at the top of the page, the rest below.
+// A module marks its parts with data-region: "due" (what is due now: moved to the top of the GM's
+// Battle panel or of the phone), "mine" (the player's own numbers: moved to the top of the phone),
+// "tools" (the GM's standing tools: moved into the Battle panel below its controls).
 
 import { connect } from "./connection.js";
 import * as ui from "./ui.js";
 import * as grid from "./grid.js";
-import { renderControls, renderSetup, renderNotes } from "./setup.js";
+import { renderControls, renderSetup, renderNotes, renderOptions, renderRosters } from "./setup.js";
 
 const { h, replace } = ui;
 const body = document.body;
 const role = body.dataset.role;
 const systemId = body.dataset.system;
+const slug = body.dataset.table;
 const staticRoot = body.dataset.static || "/static/";
+const baseTitle = document.title;
 
 const els = {
   battle: document.getElementById("battle"),
@@ -23,7 +30,16 @@ const els = {
   help: document.getElementById("help"),
   controls: document.getElementById("controls"),
   setup: document.getElementById("setup"),
+  options: document.getElementById("options"),
+  rosters: document.getElementById("rosters"),
   notes: document.getElementById("notes"),
+  due: document.getElementById("due-now"),
+  tools: document.getElementById("gm-tools"),
+  turnArea: document.getElementById("turn"),
+  yourTurn: document.getElementById("your-turn"),
+  soundToggle: document.getElementById("sound-toggle"),
+  pairPanel: document.getElementById("pair-panel"),
+  mapPanel: document.getElementById("map-panel"),
 };
 
 let systemModule = null;
@@ -49,6 +65,7 @@ function setStatus(stateName, detail) {
   }
   replace(els.status, text);
   body.classList.toggle("offline", stateName !== "live");
+  if (stateName === "live") wakeLock.want();
 }
 
 async function loadSystem() {
@@ -65,6 +82,182 @@ function fallbackRender(root, view) {
   replace(root, h("pre", { class: "raw-view" }, JSON.stringify(view, null, 2)));
 }
 
+// ---- the GM console's tabs ------------------------------------------------------------------------
+const tabs = (() => {
+  const list = document.getElementById("console-tabs");
+  if (!list) return null;
+  const key = `battleboard:gm-tab:${slug}`;
+  const buttons = [...list.querySelectorAll("[role=tab]")];
+  const names = buttons.map((b) => b.dataset.tab);
+  let remembered = null;
+  try { remembered = localStorage.getItem(key); } catch (err) { remembered = null; }
+  let current = null;
+
+  function show(name, { focus = false, remember = false } = {}) {
+    if (!names.includes(name)) name = names[0];
+    current = name;
+    for (const b of buttons) {
+      const on = b.dataset.tab === name;
+      b.setAttribute("aria-selected", String(on));
+      b.tabIndex = on ? 0 : -1;
+      const panel = document.getElementById(b.getAttribute("aria-controls"));
+      if (panel) panel.hidden = !on;
+      if (on && focus) b.focus();
+    }
+    body.dataset.tab = name;
+    if (remember) {
+      remembered = name;
+      try { localStorage.setItem(key, name); } catch (err) { /* private mode: remembered for this page only */ }
+    }
+  }
+
+  list.addEventListener("click", (ev) => {
+    const b = ev.target.closest("[role=tab]");
+    if (b) show(b.dataset.tab, { remember: true });
+  });
+  list.addEventListener("keydown", (ev) => {
+    const i = names.indexOf(current);
+    const to = { ArrowRight: i + 1, ArrowDown: i + 1, ArrowLeft: i - 1, ArrowUp: i - 1, Home: 0, End: names.length - 1 }[ev.key];
+    if (to === undefined) return;
+    ev.preventDefault();
+    show(names[(to + names.length) % names.length], { focus: true, remember: true });
+  });
+  show(remembered || "lineup");
+  return {
+    show,
+    get current() { return current; },
+    /** The battle started (or a new one): the GM's eyes go to the Battle panel. */
+    battleStarted() { show("battle", { remember: true }); },
+    /** Before the first battle, with nothing remembered, the Lineup panel is open. */
+    settle(hasBattle) { if (!remembered) show(hasBattle ? "battle" : "lineup"); },
+  };
+})();
+
+// ---- moving the module's marked regions to the top of the Battle panel / the phone ------------------
+function relocate() {
+  const root = els.battle;
+  const wrapper = root.firstElementChild;
+  const family = wrapper && wrapper.classList.length ? wrapper.classList[0] : "";
+  const pick = (name) => [...root.querySelectorAll(`[data-region~="${name}"]`)];
+  if (els.due) {
+    const found = role === "player" ? [...pick("mine"), ...pick("due")] : pick("due");
+    els.due.className = `due-slot ${family}`;
+    els.due.replaceChildren(...found);
+  }
+  if (els.tools) {
+    els.tools.className = `tools-slot ${family}`;
+    els.tools.replaceChildren(...pick("tools"));
+  }
+  if (els.turnArea) els.turnArea.hidden = !els.due.childElementCount;
+}
+if (els.due || els.tools) new MutationObserver(relocate).observe(els.battle, { childList: true });
+
+// ---- "your turn" cues on the phone ----------------------------------------------------------------
+const turnCue = (() => {
+  const key = "battleboard:turn-sound";
+  let sound = false;
+  try { sound = localStorage.getItem(key) === "on"; } catch (err) { sound = false; }
+  let audio = null;
+  let mine = false;
+  const icon = document.querySelector("link[rel=icon]");
+  const plainIcon = icon ? icon.getAttribute("href") : null;
+  const turnIcon = `${staticRoot}favicon-turn.svg`;
+
+  function drawToggle() {
+    if (!els.soundToggle) return;
+    els.soundToggle.setAttribute("aria-pressed", String(sound));
+    replace(els.soundToggle, sound ? "Sound on" : "Sound off");
+  }
+  function beep() {
+    try {
+      audio = audio || new (window.AudioContext || window.webkitAudioContext)();
+      const now = audio.currentTime;
+      for (const [at, freq] of [[0, 660], [0.18, 880]]) {
+        const osc = audio.createOscillator();
+        const gain = audio.createGain();
+        osc.type = "sine";
+        osc.frequency.value = freq;
+        gain.gain.setValueAtTime(0.0001, now + at);
+        gain.gain.exponentialRampToValueAtTime(0.3, now + at + 0.02);
+        gain.gain.exponentialRampToValueAtTime(0.0001, now + at + 0.16);
+        osc.connect(gain).connect(audio.destination);
+        osc.start(now + at);
+        osc.stop(now + at + 0.17);
+      }
+    } catch (err) { /* no audio here */ }
+  }
+  if (els.soundToggle) {
+    drawToggle();
+    els.soundToggle.addEventListener("click", () => {
+      sound = !sound;
+      try { localStorage.setItem(key, sound ? "on" : "off"); } catch (err) { /* remembered for this page only */ }
+      drawToggle();
+      if (sound) beep(); // a sample, and it unlocks the audio on phones that need a tap first
+    });
+  }
+  return {
+    set(isMine) {
+      body.classList.toggle("my-turn", isMine);
+      body.dataset.turn = isMine ? "mine" : "waiting";
+      if (els.yourTurn) els.yourTurn.hidden = !isMine;
+      document.title = isMine ? `▶ Your turn — ${baseTitle}` : baseTitle;
+      if (icon) icon.setAttribute("href", isMine ? turnIcon : plainIcon);
+      if (isMine && !mine) {
+        if (navigator.vibrate) { try { navigator.vibrate([200, 100, 200]); } catch (err) { /* not allowed yet */ } }
+        if (sound) beep();
+      }
+      mine = isMine;
+    },
+  };
+})();
+
+function isMyTurn(view) {
+  if (!view || role !== "player") return false;
+  if (view.status === "ended") return false;
+  const marked = els.battle.querySelector("[data-your-turn]");
+  if (marked) return marked.dataset.yourTurn === "true";
+  return (view.legal || []).length > 0;
+}
+
+// ---- a screen wake lock while seated --------------------------------------------------------------
+const wakeLock = (() => {
+  let sentinel = null;
+  async function want() {
+    if (role !== "player" || !("wakeLock" in navigator) || document.visibilityState !== "visible" || sentinel) return;
+    try {
+      sentinel = await navigator.wakeLock.request("screen");
+      sentinel.addEventListener("release", () => { sentinel = null; });
+    } catch (err) { sentinel = null; /* refused (battery saver, no permission): the phone may sleep */ }
+  }
+  document.addEventListener("visibilitychange", want);
+  return { want };
+})();
+
+// ---- the GM's side panels loaded on demand (built by other parts of the board) ----------------------
+const extraPanels = { pair: null, map: null };
+async function loadExtra(name, file, exportName) {
+  if (extraPanels[name] !== null) return extraPanels[name];
+  try {
+    const mod = await import(`${staticRoot}js/${file}`);
+    extraPanels[name] = typeof mod[exportName] === "function" ? mod[exportName] : false;
+  } catch (err) {
+    extraPanels[name] = false;
+  }
+  return extraPanels[name];
+}
+
+async function renderExtras(payload) {
+  if (role !== "gm") return;
+  const pair = els.pairPanel ? await loadExtra("pair", "pair-panel.js", "renderPairPanel") : false;
+  if (pair) { try { pair(els.pairPanel, payload, ctxBase()); } catch (err) { console.error(err); } }
+  const map = els.mapPanel ? await loadExtra("map", "map-panel.js", "renderMapPanel") : false;
+  if (map) { try { map(els.mapPanel, payload, ctxBase()); } catch (err) { console.error(err); } }
+}
+
+let lastBattleId = null;
+let lastRunning = false;
+let seenFirst = false;
+
 const conn = connect({
   table: body.dataset.table,
   token: body.dataset.token,
@@ -77,8 +270,11 @@ const conn = connect({
     renderHelp(payload.help || []);
     if (role === "gm") {
       renderSetup(els.setup, payload, ctxBase());
+      renderOptions(els.options, payload, ctxBase());
+      renderRosters(els.rosters, payload, ctxBase());
       renderNotes(els.notes, payload, ctxBase());
       renderControls(els.controls, payload, conn.state, ctxBase());
+      renderExtras(payload);
     }
   },
   onBattle: async (state, fresh) => {
@@ -86,7 +282,19 @@ const conn = connect({
     renderBattle(state);
     renderLog(state.events);
     renderDice(state.events, fresh);
-    if (role === "gm" && table) renderControls(els.controls, table, state, ctxBase());
+    const running = !!state.view && state.status !== "ended";
+    if (role === "gm" && table) {
+      renderControls(els.controls, table, state, ctxBase());
+      if (running !== lastRunning || !seenFirst) renderSetup(els.setup, table, ctxBase());
+    }
+    if (tabs) {
+      if (seenFirst && running && (!lastRunning || state.battleId !== lastBattleId)) tabs.battleStarted();
+      else if (!seenFirst) tabs.settle(!!state.view);
+    }
+    seenFirst = true;
+    lastRunning = running;
+    lastBattleId = state.battleId;
+    turnCue.set(isMyTurn(state.view));
   },
 });
 
@@ -99,6 +307,7 @@ function ctxBase() {
     grid,
     conn,
     notice,
+    zoomable: role === "player",
     send: async (declaration) => {
       const ack = await conn.declare(declaration);
       if (!ack.ok) {
@@ -112,6 +321,7 @@ function ctxBase() {
       if (!ack.ok) notice(ack.error || "That was not accepted.");
       return ack;
     },
+    showTab: (name) => { if (tabs) tabs.show(name, { remember: true }); },
   };
 }
 
@@ -132,9 +342,23 @@ function renderBattle(state) {
   }
 }
 
+// The log is announced politely: only the lines new since the last draw are added (a re-drawn list
+// would be read out whole).
+let logShown = { battleId: null, lastV: -1, count: 0 };
 function renderLog(events) {
-  const items = events.filter((e) => e.text).slice(-150).reverse();
-  replace(els.log, items.map((e) => h("li", { class: `log-${(e.type || "").split(".")[0]}`, dataset: { type: e.type, v: e.v } }, e.text)));
+  const items = events.filter((e) => e.text).slice(-150);
+  const battleId = conn.state.battleId;
+  const lastV = items.length ? items[items.length - 1].v : -1;
+  const item = (e) => h("li", { class: `log-${(e.type || "").split(".")[0]}`, dataset: { type: e.type, v: e.v } }, e.text);
+  const grows = battleId === logShown.battleId && lastV >= logShown.lastV && els.log.childElementCount === logShown.count;
+  if (grows) {
+    const added = items.filter((e) => e.v > logShown.lastV);
+    for (const e of added) els.log.prepend(item(e));
+    while (els.log.childElementCount > 150) els.log.lastElementChild.remove();
+  } else {
+    replace(els.log, items.slice().reverse().map(item));
+  }
+  logShown = { battleId, lastV, count: els.log.childElementCount };
 }
 
 function renderDice(events, fresh) {

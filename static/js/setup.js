@@ -4,7 +4,6 @@
 import { h, replace, button } from "./ui.js";
 
 let editing = null; // index of the lineup entry being edited, "new", {preset}, or null
-let setupOpen = null; // the GM's own choice to show or fold the set-up; by default open until a battle exists
 let latest = null;
 let draft = null; // the lineup as our own unanswered edits left it
 let inflight = 0; // lineup edits sent and not yet answered // the last [root, table, ctx] drawn, so a re-draw always uses the newest table
@@ -31,26 +30,31 @@ function select(options, value, attrs = {}) {
 
 export function renderControls(root, table, state, ctx) {
   const running = state.view && state.status !== "ended";
-  const canStart = table.lineup && table.lineup.length >= (table.forms ? table.forms.min_combatants : 2);
   const send = (event, payload = {}) => ctx.command(event, payload);
   const combatants = state.view && state.view.combatants ? Object.entries(normaliseCombatants(state.view.combatants)) : [];
   replace(root,
     h("h2", {}, "Battle"),
+    !running ? h("p", { class: "muted" }, state.view ? "The battle is over. " : "No battle is running. ",
+      "Build the lineup and start one from the Lineup tab.",
+      button("Go to the lineup", () => ctx.showTab("lineup"), { class: "link-button" })) : null,
     h("div", { class: "button-row" },
-      !running ? button("Start battle", () => send("battle_start", { replace: true }), { class: "big primary", disabled: !canStart, dataset: { testid: "start-battle" } }) : null,
       running ? button("Undo last turn", () => send("undo"), { class: "big", dataset: { testid: "undo" } }) : null,
       running ? button("End battle", () => { if (confirm("End this battle?")) send("battle_end"); }, { class: "big danger", dataset: { testid: "end-battle" } }) : null,
       state.view ? button("Restart", () => { if (confirm("Start the battle again from the lineup?")) send("battle_restart"); }, { class: "big", dataset: { testid: "restart-battle" } }) : null,
     ),
-    running && combatants.length ? h("div", { class: "assignments" },
-      h("h3", {}, "Who plays whom"),
+    running && combatants.length ? h("details", { class: "assignments", open: assignmentsOpen },
+      h("summary", {}, h("h3", {}, "Who plays whom")),
       combatants.map(([id, c]) => h("label", { class: "assign-row" }, h("span", {}, c.name),
         select(controllerChoices(table.seats || []), controllerValue(c), {
           dataset: { testid: `assign-${id}` },
           onchange: (ev) => send("assign", { combatant: id, ...splitController(ev.target.value) }),
         })))) : null,
   );
+  const details = root.querySelector(".assignments");
+  if (details) details.addEventListener("toggle", () => { assignmentsOpen = details.open; });
 }
+
+let assignmentsOpen = true;
 
 function normaliseCombatants(combatants) {
   if (Array.isArray(combatants)) return Object.fromEntries(combatants.map((c) => [c.id, c]));
@@ -60,7 +64,7 @@ function normaliseCombatants(combatants) {
 export function renderNotes(root, table, ctx) {
   const area = h("textarea", { rows: 4, maxlength: 5000, placeholder: "Only you see these notes.", dataset: { testid: "gm-notes" } });
   area.value = table.gm_notes || "";
-  replace(root, h("h2", {}, "GM notes"), area,
+  replace(root, h("h2", {}, "GM notes"), h("p", { class: "muted" }, "Private: they never reach the players, the spectators or the TV."), area,
     button("Save notes", async () => {
       const ack = await ctx.conn.emit("notes_set", { notes: area.value });
       if (ack.ok) ctx.notice("Notes saved.", "ok"); else ctx.notice(ack.error);
@@ -123,28 +127,59 @@ export function renderSetup(root, table, ctx) {
     },
     () => { editing = null; redraw(); });
 
-  const rosterName = h("input", { placeholder: "Roster name", maxlength: 80, dataset: { testid: "roster-name" } });
-  const optionForm = (table.forms.options || []).length ? optionsForm(table, (options) => emit("options_set", { options })) : null;
-
-  const details = h("details", { class: "setup-details", open: setupOpen ?? !table.battle_id },
-    h("summary", {}, h("h2", {}, "Lineup, options, rosters")));
-  details.addEventListener("toggle", () => { setupOpen = details.open; });
-  replace(root, details);
-  replace(details, details.firstChild,
+  const state = ctx.conn ? ctx.conn.state : {};
+  const running = !!(state && state.view && state.status !== "ended");
+  const canStart = lineup.length >= (table.forms ? table.forms.min_combatants : 2);
+  replace(root,
+    h("h2", {}, "Lineup"),
+    !running ? h("div", { class: "button-row start-row" },
+      button(state && state.view ? "Start a new battle" : "Start battle", () => ctx.command("battle_start", { replace: true }),
+        { class: "big primary", disabled: !canStart, dataset: { testid: "start-battle" } }),
+      canStart ? null : h("span", { class: "muted" }, `At least ${table.forms ? table.forms.min_combatants : 2} combatants.`)) : null,
+    running ? h("p", { class: "muted" }, "A battle is running: changes here count from the next start or restart.") : null,
     h("ol", { class: "lineup", dataset: { testid: "lineup" } }, rows),
     form || h("div", { class: "button-row" },
       button("Add combatant", () => { editing = "new"; redraw(); }, { dataset: { testid: "add-combatant" } }),
       presetSelect),
-    optionForm,
-    h("h3", {}, "Rosters"),
+  );
+}
+
+export function renderOptions(root, table, ctx) {
+  const emit = async (event, payload) => {
+    const ack = await ctx.conn.emit(event, payload);
+    if (!ack.ok) ctx.notice(ack.error); else ctx.notice("Options saved.", "ok");
+    return ack;
+  };
+  if (!(table.forms.options || []).length) {
+    replace(root, h("h2", {}, "Options"), h("p", { class: "muted" }, "This rule system has no options to set."));
+    return;
+  }
+  // keep what the GM is typing when another update arrives
+  if (root.contains(document.activeElement) && root.querySelector("form")) return;
+  replace(root, optionsForm(table, (options) => emit("options_set", { options })));
+}
+
+export function renderRosters(root, table, ctx) {
+  const emit = async (event, payload) => {
+    const ack = await ctx.conn.emit(event, payload);
+    if (!ack.ok) ctx.notice(ack.error);
+    return ack;
+  };
+  const typed = root.querySelector("[data-testid=roster-name]");
+  const rosterName = h("input", { placeholder: "Roster name", maxlength: 80, "aria-label": "Roster name", dataset: { testid: "roster-name" } });
+  if (typed) rosterName.value = typed.value;
+  const rosters = table.rosters || [];
+  replace(root,
+    h("h2", {}, "Rosters"),
+    h("p", { class: "muted" }, "Save the lineup to load it at another table of yours."),
     h("div", { class: "button-row" }, rosterName,
       button("Save lineup as roster", () => emit("roster_save", { name: rosterName.value }), { dataset: { testid: "roster-save" } })),
-    h("ul", { class: "rosters" }, (table.rosters || []).map((r) => h("li", {},
+    rosters.length ? h("ul", { class: "rosters" }, rosters.map((r) => h("li", {},
       h("span", {}, `${r.name} (${r.combatants.join(", ")})`),
-      button("Load", () => emit("roster_load", { roster_id: r.id }), { dataset: { testid: `roster-load-${r.id}` } }),
-      button("Add", () => emit("roster_load", { roster_id: r.id, append: true })),
-      button("Delete", () => { if (confirm(`Delete roster ${r.name}?`)) emit("roster_delete", { roster_id: r.id }); }, { class: "danger" }),
-    ))),
+      button("Load", () => emit("roster_load", { roster_id: r.id }), { dataset: { testid: `roster-load-${r.id}` }, "aria-label": `Load ${r.name}` }),
+      button("Add", () => emit("roster_load", { roster_id: r.id, append: true }), { "aria-label": `Add ${r.name} to the lineup` }),
+      button("Delete", () => { if (confirm(`Delete roster ${r.name}?`)) emit("roster_delete", { roster_id: r.id }); }, { class: "danger", "aria-label": `Delete ${r.name}` }),
+    ))) : h("p", { class: "muted" }, "No saved rosters yet."),
   );
 }
 
@@ -202,7 +237,7 @@ function statForm(fields, table, initial, onSave, onCancel) {
 function optionsForm(table, onSave) {
   const fields = table.forms.options;
   const form = h("form", { class: "stat-form options-form" },
-    h("h3", {}, "Options"),
+    h("h2", {}, "Options"),
     fields.map((f) => h("label", { title: f.help || "" }, h("span", {}, f.label), fieldInput(f, table.options[f.name]))),
     fields.some((f) => f.help) ? h("ul", { class: "option-help" }, fields.filter((f) => f.help).map((f) => h("li", {}, h("strong", {}, f.label), `: ${f.help}`))) : null,
     h("button", { type: "submit", dataset: { testid: "options-save" } }, "Save options"));

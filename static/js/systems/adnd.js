@@ -111,7 +111,8 @@ export function render(root, view, ctx) {
 
   function tickClock() {
     const update = () => {
-      for (const el of root.querySelectorAll(".ad-clock-text")) el.textContent = clockText();
+      // the declaration form may sit at the top of the phone or of the DM's Battle panel, outside root
+      for (const el of document.querySelectorAll(".ad-clock-text")) el.textContent = clockText();
     };
     update();
     clockTimer = setInterval(() => {
@@ -147,7 +148,7 @@ export function render(root, view, ctx) {
       }
     }
     const tokens = list.filter((c) => c.condition !== "fled").map((c) => ({
-      id: c.id, x: c.x, y: c.y, label: initials(c.name), side: c.side,
+      id: c.id, x: c.x, y: c.y, label: initials(c.name), name: c.name, side: c.side,
       cls: `${c.mine ? "mine" : ""} ${c.condition === "down" ? "ad-down" : ""}`,
       title: `${c.name}: ${c.status}${c.hp != null ? `, ${c.hp}/${c.hp_max} hp` : ""}`,
       badge: c.hp != null ? c.hp : null,
@@ -158,6 +159,7 @@ export function render(root, view, ctx) {
     }));
     if (draftFor && draft.kind === "move" && draft.x !== undefined) highlights.push({ x: draft.x, y: draft.y, cls: "ad-dest", label: "destination" });
     ctx.grid.renderGrid(box, {
+      zoomable: !!ctx.zoomable,
       width: view.grid.width, height: view.grid.height, tokens, rings, paths, highlights,
       onCellClick: (x, y) => {
         if (draftFor && draft.kind === "move") { draft.x = x; draft.y = y; render(root, view, ctx); }
@@ -264,7 +266,7 @@ export function render(root, view, ctx) {
       type: "button", class: x.combatant === t.combatant ? "selected" : "", dataset: { testid: `declare-for-${x.combatant}` },
       onclick: () => { draftFor = x.combatant; draft = {}; selected = x.combatant; render(root, view, ctx); },
     }, byId[x.combatant] ? byId[x.combatant].name : x.combatant))) : null;
-    return h("section", { class: "ad-card ad-declare", dataset: { testid: "declare-form", combatant: t.combatant } },
+    return h("section", { class: "ad-card ad-declare", dataset: { testid: "declare-form", combatant: t.combatant, region: "due" } },
       switcher,
       h("h2", {}, t.label),
       t.clock ? h("p", { class: "ad-clock" }, h("span", { class: "ad-clock-text", dataset: { testid: "clock" } }, "")) : null,
@@ -281,7 +283,7 @@ export function render(root, view, ctx) {
       action && action.kind === "move" ? h("p", { class: "ad-hint", dataset: { testid: "move-destination" } },
         draft.x !== undefined ? `Destination: square ${draft.x}, ${draft.y} (tap the grid to change)` : "Tap a square on the grid to set where to go (or leave it to the DM).") : null,
       action ? extraFields(t, action) : null,
-      h("button", { type: "button", class: "primary big ad-send", disabled: !ready, dataset: { testid: "declare-submit" }, onclick: send },
+      h("button", { type: "button", class: "primary big ad-send", disabled: !ready, dataset: { testid: "declare-submit", action: "declare" }, onclick: send },
         ready ? `Declare: ${action.label}` : "Choose an action"),
     );
   }
@@ -322,9 +324,9 @@ export function render(root, view, ctx) {
   function playerActions() {
     const items = legal.filter((t) => t.type === "cancel" || t.type === "trigger");
     if (!items.length) return null;
-    return h("section", { class: "ad-card" }, h("h2", {}, "During resolution"),
+    return h("section", { class: "ad-card", dataset: { region: "due" } }, h("h2", {}, "During resolution"),
       h("div", { class: "button-row" }, items.map((t) => h("button", {
-        type: "button", class: `big ${t.type === "trigger" ? "primary" : "danger"}`, dataset: { testid: t.testid },
+        type: "button", class: `big ${t.type === "trigger" ? "primary" : "danger"}`, dataset: { testid: t.testid, action: t.type },
         onclick: () => ctx.send({ type: t.type, combatant: t.combatant }),
       }, t.label))));
   }
@@ -340,8 +342,11 @@ export function render(root, view, ctx) {
       h("strong", {}, c.name), ` ${c.status}`, c.hp != null ? ctx.ui.bar(Math.max(0, c.hp), c.hp_max, `${c.hp}/${c.hp_max} hp`) : null,
       h("span", { class: "muted" }, ` AC ${c.ac} · ${c.weapon} · MV ${c.move}"`)));
     if (!cards.length) return null;
-    return h("section", { class: "ad-card", dataset: { testid: "my-results" } }, cards,
-      events.length ? h("ul", { class: "ad-results" }, events.map((e) => h("li", {}, e.text))) : null);
+    return [
+      h("section", { class: "ad-card ad-mine", dataset: { testid: "my-combatants", region: "mine" }, "aria-label": "Your combatants" }, cards),
+      h("section", { class: "ad-card", dataset: { testid: "my-results" } }, h("h2", {}, "What happened to yours"),
+        events.length ? h("ul", { class: "ad-results" }, events.map((e) => h("li", {}, e.text))) : h("p", { class: "muted" }, "Nothing yet.")),
+    ];
   }
 
   // --- the DM's step buttons and tools --------------------------------------------------------
@@ -357,7 +362,7 @@ export function render(root, view, ctx) {
       return ctx.send(d);
     };
     if (!fields.length) {
-      return h("button", { type: "button", class: "big primary", dataset: { testid: t.testid }, onclick: submit }, t.label);
+      return h("button", { type: "button", class: "big primary", dataset: { testid: t.testid, action: t.type }, onclick: submit }, t.label);
     }
     if (!openForms[key]) {
       return h("button", { type: "button", class: "big", dataset: { testid: t.testid }, onclick: () => { openForms[key] = true; render(root, view, ctx); } }, t.label);
@@ -373,14 +378,14 @@ export function render(root, view, ctx) {
     const steps = legal.filter((t) => !["declare", "move", "set_scale", "first_aid", "set_hp", "check_morale", "cancel", "trigger"].includes(t.type) ||
       (t.type === "check_morale" && view.phase === "morale"));
     if (!steps.length) return null;
-    return h("section", { class: "ad-card ad-gm-steps", dataset: { testid: "gm-steps" } }, h("h2", {}, "DM: next step"),
+    return h("section", { class: "ad-card ad-gm-steps", dataset: { testid: "gm-steps", region: "due" } }, h("h2", {}, "DM: next step"),
       h("div", { class: "stack" }, steps.map(templateButton)));
   }
 
   function gmTools() {
     const tools = legal.filter((t) => ["move", "set_scale", "first_aid", "set_hp"].includes(t.type) || (t.type === "check_morale" && view.phase !== "morale"));
     if (!tools.length) return null;
-    return h("section", { class: "ad-card ad-gm-tools", dataset: { testid: "gm-tools" } }, h("h2", {}, "DM tools"),
+    return h("section", { class: "ad-card ad-gm-tools", dataset: { testid: "gm-tools", region: "tools" } }, h("h2", {}, "DM tools"),
       h("p", { class: "muted" }, "Drag a token to move it."),
       h("div", { class: "stack" }, tools.map(templateButton)));
   }

@@ -107,6 +107,7 @@ export function render(root, view, ctx) {
       dead: c.defeated,
     }));
     const svg = ctx.grid.renderGrid(box, {
+      zoomable: !!ctx.zoomable,
       width: view.grid.width,
       height: view.grid.height,
       tokens,
@@ -229,7 +230,7 @@ export function render(root, view, ctx) {
       const actor = view.actor ? byId[view.actor] : null;
       return h(
         "section",
-        { class: "bb-card bb-actions", dataset: { testid: "actions" } },
+        { class: "bb-card bb-actions", dataset: { testid: "actions", region: "due" } },
         h("p", { class: "big-text muted" }, mine.length ? `Waiting: ${actor ? actor.name : "nobody"} acts now.` : "No character of yours is in this battle."),
         mine.map((c) => ownSummary(c)),
       );
@@ -238,16 +239,24 @@ export function render(root, view, ctx) {
     const custom = actions.find((t) => t.type === "custom_action");
     return h(
       "section",
-      { class: "bb-card bb-actions", dataset: { testid: "actions" } },
+      { class: "bb-card bb-actions", dataset: { testid: "actions", region: "due" } },
       h("h2", {}, `${who.name}: ${who.ap} AP`),
-      ctx.role === "player" ? ownSummary(who) : null,
+      ctx.role === "player" ? ownLine(who) : null,
       h(
         "div",
         { class: "bb-action-list" },
         actions.filter((t) => t.type !== "custom_action").map((t) => actionButton(t)),
       ),
       custom ? customForm(custom) : null,
+      ctx.role === "player" ? h("details", { class: "bb-own-more" }, h("summary", {}, "Your gear, luck and effects"), ownSummary(who)) : null,
     );
+  }
+
+  // the numbers a player chooses by, in one line above the buttons
+  function ownLine(c) {
+    return h("div", { class: "bb-own bb-own-line-top", dataset: { testid: `own-line-${c.id}` } },
+      h("div", { class: "bb-own-line" }, apBadge(c.ap), h("span", {}, ` of ${c.ap_max}`), c.borrowed ? h("span", { class: "bb-tag bb-borrowed" }, "borrowed") : null),
+      ctx.ui.bar(Math.max(0, c.health - c.wounds), c.health, `Wounds ${c.wounds} of ${c.health}`));
   }
 
   function ownSummary(c) {
@@ -272,7 +281,7 @@ export function render(root, view, ctx) {
         type: "button",
         class: `big bb-action bb-action-${t.type}${t.borrows ? " bb-borrows" : ""}${t.type === "move" && moveMode ? " selected" : ""}${t.ally ? " bb-ally" : ""}`,
         "aria-pressed": t.type === "move" ? String(moveMode) : null,
-        dataset: { testid, cost: t.cost },
+        dataset: { testid, cost: t.cost, action: t.type },
         onclick: () => {
           if (t.type === "move") {
             moveMode = !moveMode;
@@ -407,7 +416,7 @@ export function render(root, view, ctx) {
     if (ctx.role !== "gm" || !tools.length) return null;
     return h(
       "section",
-      { class: "bb-card bb-tools", dataset: { testid: "gm-tools" } },
+      { class: "bb-card bb-tools", dataset: { testid: "gm-tools", region: "tools" } },
       h("h2", {}, "GM tools"),
       h(
         "div",

@@ -10,6 +10,7 @@ let seenRolls = ""; // the d100 pair last drawn, so dice spin only when they are
 let builder = freshBuilder();
 let defence = { superior_position: false, pool: "none" };
 let aimChoice = { target: null, complex: false };
+let moreOpen = false; // the attack builder's folded options, as the player left them
 const gm = { combatant: "", label: "", value: -10, applies: "all", lasting: false, condition: "surprised" };
 
 function freshBuilder() {
@@ -56,6 +57,7 @@ export function render(root, view, ctx) {
       initiativeTrack(),
       exchangePanel(),
       actionPanel(),
+      mineStrip(),
       h(
         "div",
         { class: "ep-main" },
@@ -179,6 +181,7 @@ export function render(root, view, ctx) {
     }
     const gmMove = ctx.role === "gm" && legal.some((t) => t.type === "move" && t.anywhere);
     ctx.grid.renderGrid(box, {
+      zoomable: !!ctx.zoomable,
       width: view.options.width,
       height: view.options.height,
       tokens: list.map((c) => ({
@@ -186,6 +189,7 @@ export function render(root, view, ctx) {
         x: c.x,
         y: c.y,
         label: c.name.replace(/[^A-Za-z0-9]/g, "").slice(0, 3) || c.id,
+        name: c.name,
         side: c.side,
         cls: `${c.mine ? "mine" : ""} ${c.conditions.includes("prone") ? "ep-prone" : ""} ${c.full_defence ? "ep-fulldef" : ""}`,
         title: `${c.name}: ${c.health.label}${c.markers.length ? `; ${c.markers.join(", ")}` : ""}`,
@@ -253,11 +257,10 @@ export function render(root, view, ctx) {
     for (const t of legal.filter((t) => t.type === "defend")) parts.push(defendForm(t));
     for (const t of legal.filter((t) => t.type === "accept")) parts.push(reactionBlock(t, find("spend", t.combatant)));
     const cancel = find("cancel_attack");
-    if (cancel) parts.push(h("button", { type: "button", class: "big danger", dataset: { testid: "ep-withdraw" }, onclick: () => ctx.send({ type: "cancel_attack", combatant: cancel.combatant }) }, cancel.label));
-    if (attackTemplate) parts.push(attackForm(attackTemplate));
+    if (cancel) parts.push(h("button", { type: "button", class: "big danger", dataset: { testid: "ep-withdraw", action: "cancel_attack" }, onclick: () => ctx.send({ type: "cancel_attack", combatant: cancel.combatant }) }, cancel.label));
     const turnButtons = [];
     if (moveTemplate) {
-      turnButtons.push(h("button", { type: "button", class: `big ep-move ${moveMode ? "selected" : ""}`, "aria-pressed": String(moveMode), dataset: { testid: "ep-move" },
+      turnButtons.push(h("button", { type: "button", class: `big ep-move ${moveMode ? "selected" : ""}`, "aria-pressed": String(moveMode), dataset: { testid: "ep-move", action: "move" },
         onclick: () => {
           moveMode = !moveMode;
           render(root, view, ctx);
@@ -266,21 +269,22 @@ export function render(root, view, ctx) {
         } }, moveMode ? "Cancel move" : `${moveTemplate.label} (${moveTemplate.max_metres} m left)`));
     }
     const stand = find("stand");
-    if (stand) turnButtons.push(h("button", { type: "button", class: "big", dataset: { testid: "ep-stand" }, onclick: () => ctx.send({ type: "stand", combatant: stand.combatant }) }, stand.label));
+    if (stand) turnButtons.push(h("button", { type: "button", class: "big", dataset: { testid: "ep-stand", action: "stand" }, onclick: () => ctx.send({ type: "stand", combatant: stand.combatant }) }, stand.label));
     const full = find("full_defence");
-    if (full) turnButtons.push(h("button", { type: "button", class: "big", dataset: { testid: "ep-full-defence" }, onclick: () => ctx.send({ type: "full_defence", combatant: full.combatant }) }, full.label));
+    if (full) turnButtons.push(h("button", { type: "button", class: "big", dataset: { testid: "ep-full-defence", action: "full_defence" }, onclick: () => ctx.send({ type: "full_defence", combatant: full.combatant }) }, full.label));
     const end = find("end_turn");
-    if (end) turnButtons.push(h("button", { type: "button", class: "big ep-end", dataset: { testid: "ep-end-turn" }, onclick: () => ctx.send({ type: "end_turn", combatant: end.combatant }) }, end.label));
+    if (end) turnButtons.push(h("button", { type: "button", class: "big ep-end", dataset: { testid: "ep-end-turn", action: "end_turn" }, onclick: () => ctx.send({ type: "end_turn", combatant: end.combatant }) }, end.label));
     if (turnButtons.length) parts.push(h("div", { class: "button-row ep-turn-buttons" }, turnButtons));
+    if (attackTemplate) parts.push(attackForm(attackTemplate));
     const aim = find("aim");
     if (aim) parts.push(aimForm(aim));
     if (!parts.length) {
       if (ctx.role !== "player" || view.status !== "active") return null;
       const mine = list.filter((c) => c.mine);
-      return h("section", { class: "ep-card ep-actions", dataset: { testid: "ep-actions" } },
+      return h("section", { class: "ep-card ep-actions", dataset: { testid: "ep-actions", region: "due" } },
         h("p", { class: "big-text muted" }, mine.length ? `Waiting${view.active_name ? `: ${view.active_name} acts now` : ""}.` : "No combatant of yours is in this fight."));
     }
-    return h("section", { class: "ep-card ep-actions", dataset: { testid: "ep-actions" } }, parts);
+    return h("section", { class: "ep-card ep-actions", dataset: { testid: "ep-actions", region: "due" } }, parts);
   }
 
   function toggle(label, on, onclick, testid) {
@@ -316,6 +320,19 @@ export function render(root, view, ctx) {
     }
     if (usesBonus) chosen.push(builder.bonus === "accuracy" ? "bonus to hit" : "bonus damage dice");
     if (builder.pool !== "none") chosen.push("pool +20");
+    const moreCount = chosen.length;
+    const more = h("details", { class: "ep-more", open: moreOpen, dataset: { testid: "ep-more" }, ontoggle: (ev) => { moreOpen = ev.currentTarget.open; } },
+      h("summary", {}, moreCount ? `Firing mode, situation, pool (${moreCount} chosen)` : "Firing mode, situation, pool"),
+      weapon && weapon.modes.length > 1 ? h("div", { class: "ep-field" }, h("span", { class: "ep-field-label" }, "Firing mode"),
+        h("div", { class: "button-row" }, weapon.modes.map(([m, label]) => toggle(label, builder.mode === m, () => { builder.mode = m; render(root, view, ctx); }, `ep-mode-${m}`)))) : null,
+      shown.filter((o) => o.kind === "bool").length ? h("div", { class: "ep-field" }, h("span", { class: "ep-field-label" }, "Situation"),
+        h("div", { class: "button-row" }, shown.filter((o) => o.kind === "bool").map((o) => toggle(o.label, Boolean(builder.flags[o.name]),
+          () => { builder.flags[o.name] = !builder.flags[o.name]; render(root, view, ctx); }, `ep-opt-${o.name}`)))) : null,
+      ...shown.filter((o) => o.kind === "choice" && (o.name !== "bonus" || usesBonus)).map((o) => h("label", { class: "ep-field" }, h("span", { class: "ep-field-label" }, o.label),
+        h("select", { dataset: { testid: `ep-opt-${o.name}` }, onchange: (ev) => { builder[o.name] = ev.target.value; render(root, view, ctx); } },
+          o.choices.map(([id, label]) => h("option", { value: id, selected: builder[o.name] === id }, label))))),
+      poolPicker(t.pools, builder.pool, (v) => { builder.pool = v; }, "ep-pool"),
+    );
     const declare = () => {
       const decl = { type: "attack", combatant: t.combatant, target: builder.target, weapon: builder.weapon, mode: builder.mode, bonus: builder.bonus, pool: builder.pool, visibility: builder.visibility };
       for (const o of shown) if (o.kind === "bool") decl[o.name] = Boolean(builder.flags[o.name]);
@@ -334,21 +351,15 @@ export function render(root, view, ctx) {
           disabled: !w.preview[builder.target], dataset: { testid: `ep-weapon-${w.index}` },
           onclick: () => { builder.weapon = w.index; render(root, view, ctx); },
         }, `${w.name} · ${w.skill_label} ${w.skill_value} · DV ${w.dv}${w.ap ? " AP" : ""}${w.skill === "melee" ? "" : ` · ${w.range} m`}`)))),
-      weapon && weapon.modes.length > 1 ? h("div", { class: "ep-field" }, h("span", { class: "ep-field-label" }, "Firing mode"),
-        h("div", { class: "button-row" }, weapon.modes.map(([m, label]) => toggle(label, builder.mode === m, () => { builder.mode = m; render(root, view, ctx); }, `ep-mode-${m}`)))) : null,
-      shown.filter((o) => o.kind === "bool").length ? h("div", { class: "ep-field" }, h("span", { class: "ep-field-label" }, "Situation"),
-        h("div", { class: "button-row" }, shown.filter((o) => o.kind === "bool").map((o) => toggle(o.label, Boolean(builder.flags[o.name]),
-          () => { builder.flags[o.name] = !builder.flags[o.name]; render(root, view, ctx); }, `ep-opt-${o.name}`)))) : null,
-      ...shown.filter((o) => o.kind === "choice" && (o.name !== "bonus" || usesBonus)).map((o) => h("label", { class: "ep-field" }, h("span", { class: "ep-field-label" }, o.label),
-        h("select", { dataset: { testid: `ep-opt-${o.name}` }, onchange: (ev) => { builder[o.name] = ev.target.value; render(root, view, ctx); } },
-          o.choices.map(([id, label]) => h("option", { value: id, selected: builder[o.name] === id }, label))))),
-      poolPicker(t.pools, builder.pool, (v) => { builder.pool = v; }, "ep-pool"),
       preview ? h("div", { class: "ep-preview", dataset: { testid: "ep-preview" } },
-        h("div", { class: "ep-tn" }, h("span", { class: "ep-tn-label" }, "Target number before options"), h("span", { class: "ep-tn-value" }, String(preview.target))),
-        h("p", { class: "muted" }, preview.mods.length ? preview.mods.map((m) => `${m.label} ${signed(m.value)}`).join(", ") : "no modifiers", ` (${preview.band})`),
+        h("div", { class: "ep-tn-row" },
+          h("div", { class: "ep-tn" }, h("span", { class: "ep-tn-label" }, "Target number"), h("span", { class: "ep-tn-value" }, String(preview.target))),
+          h("button", { type: "button", class: "big primary ep-declare", dataset: { testid: "ep-declare-attack", action: "attack" }, onclick: declare }, "Declare attack")),
+        h("p", { class: "muted" }, "Before options: ", preview.mods.length ? preview.mods.map((m) => `${m.label} ${signed(m.value)}`).join(", ") : "no modifiers", ` (${preview.band})`),
         chosen.length ? h("p", {}, `Your options: ${chosen.join("; ")}. The exact target number shows once declared; you can still withdraw then.`) : null,
-      ) : h("p", { class: "muted" }, "No weapon reaches that target."),
-      h("button", { type: "button", class: "big primary ep-declare", disabled: !preview, dataset: { testid: "ep-declare-attack" }, onclick: declare }, "Declare attack"),
+      ) : h("div", {}, h("p", { class: "muted" }, "No weapon reaches that target."),
+        h("button", { type: "button", class: "big primary ep-declare", disabled: true, dataset: { testid: "ep-declare-attack", action: "attack" } }, "Declare attack")),
+      more,
     );
   }
 
@@ -362,7 +373,7 @@ export function render(root, view, ctx) {
       h("div", { class: "button-row" }, t.options.map((o) => toggle(o.label, Boolean(defence[o.name]), () => { defence[o.name] = !defence[o.name]; render(root, view, ctx); }, `ep-def-opt-${o.name}`))),
       poolPicker(t.pools, defence.pool, (v) => { defence.pool = v; }, "ep-def-pool"),
       h("div", { class: "ep-methods" }, t.methods.map((m) => h("button", {
-        type: "button", class: "big primary ep-method", dataset: { testid: `ep-defend-${m.method}` },
+        type: "button", class: "big primary ep-method", dataset: { testid: `ep-defend-${m.method}`, action: "defend" },
         onclick: () => ctx.send({ type: "defend", combatant: t.combatant, method: m.method, superior_position: Boolean(defence.superior_position), pool: defence.pool })
           .then((ack) => { if (ack && ack.ok) defence = { superior_position: false, pool: "none" }; }),
       }, h("span", {}, m.label), h("span", { class: "ep-method-tn" }, `target ${m.target}${m.mods.length ? ` (${m.mods.map((x) => `${x.label} ${signed(x.value)}`).join(", ")})` : ""}`)))),
@@ -378,10 +389,10 @@ export function render(root, view, ctx) {
       { class: "ep-builder ep-spend", dataset: { testid: `ep-spend-${accept.combatant}` } },
       h("h2", {}, `${who ? who.name : accept.combatant}: after the roll`),
       spend ? h("div", { class: "ep-methods" }, spend.choices.map((c) => h("button", {
-        type: "button", class: "big ep-spend-choice", dataset: { testid: `ep-spend-${c.pool}-${c.use}` },
+        type: "button", class: "big ep-spend-choice", dataset: { testid: `ep-spend-${c.pool}-${c.use}`, action: "spend" },
         onclick: () => ctx.send({ type: "spend", combatant: spend.combatant, pool: c.pool, use: c.use }),
       }, c.label))) : null,
-      h("button", { type: "button", class: "big primary ep-accept", dataset: { testid: `ep-accept-${accept.combatant}` },
+      h("button", { type: "button", class: "big primary ep-accept", dataset: { testid: `ep-accept-${accept.combatant}`, action: "accept" },
         onclick: () => ctx.send({ type: "accept", combatant: accept.combatant }) }, "Accept the dice"),
     );
   }
@@ -399,6 +410,28 @@ export function render(root, view, ctx) {
         onclick: () => ctx.send({ type: "aim", combatant: t.combatant, target: aimChoice.target, complex }),
       }, label))),
     );
+  }
+
+  // the player's own numbers, at the top of the phone
+  function mineStrip() {
+    if (ctx.role !== "player") return null;
+    const mine = list.filter((c) => c.mine);
+    if (!mine.length) return null;
+    return h("section", { class: "ep-mine", dataset: { testid: "ep-mine", region: "mine" }, "aria-label": "Your combatant" },
+      mine.map((c) => {
+        const numbers = c.durability !== undefined;
+        const health = numbers
+          ? ctx.ui.bar(Math.max(0, c.durability - c.damage), c.durability, `${c.durability - c.damage}/${c.durability} · WT ${c.wound_threshold}`)
+          : ctx.ui.bar(Math.round(c.health.level * 100), 100, c.health.label);
+        return h("div", { class: `ep-mine-one side-${String(c.side).toLowerCase()}`, dataset: { testid: `ep-mine-${c.id}` } },
+          h("div", { class: "ep-mine-head" }, h("strong", {}, c.name), c.id === view.active ? h("span", { class: "ep-tag ep-tag-now" }, "acting") : null),
+          h("div", { class: "ep-mine-health" }, health),
+          h("div", { class: "ep-mine-numbers" },
+            c.pools ? h("span", {}, `Flex ${c.pools.flex}/${c.pools_max.flex}`) : null,
+            c.pools ? h("span", {}, `Vigor ${c.pools.vigor}/${c.pools_max.vigor}`) : null,
+            c.wounds ? h("span", { class: "ep-wound-mod" }, `${c.wounds} wound${c.wounds > 1 ? "s" : ""} (${signed(-10 * c.wounds)})`) : null,
+            c.markers.length ? h("span", { class: "muted" }, c.markers.join(", ")) : null));
+      }));
   }
 
   // ---------------------------------------------------------------------------------------
@@ -483,6 +516,6 @@ export function render(root, view, ctx) {
     }
     if (reveal) tools.push(h("button", { type: "button", class: "big", dataset: { testid: "ep-gm-reveal" }, onclick: () => ctx.send({ type: "reveal", on: reveal.on }) }, reveal.label));
     tools.push(h("p", { class: "muted" }, "Drag any token to place it. You can act and defend for every combatant from the panel above."));
-    return h("details", { class: "ep-card ep-gm", open: true, dataset: { testid: "ep-gm-tools" } }, h("summary", {}, "GM tools"), tools);
+    return h("details", { class: "ep-card ep-gm", open: true, dataset: { testid: "ep-gm-tools", region: "tools" } }, h("summary", {}, "GM tools"), tools);
   }
 }

@@ -67,6 +67,7 @@ export function render(root, view, ctx) {
       { class: `ol ol-role-${ctx.role}`, dataset: { status: view.status, round: view.round, phase: view.next_phase || "" } },
       banner(),
       controls(),
+      playerOrders(),
       h("div", { class: "ol-field" }, ["A", "B"].filter((s) => view.sides[s]).map((s) => sidePanel(s, view.sides[s]))),
       specialsPanel(),
       reportPanel(),
@@ -108,14 +109,51 @@ export function render(root, view, ctx) {
   function controls() {
     if (!begin && !steps.length) return null;
     const ids = { phase: "step-phase", round: "step-round", battle: "step-battle" };
-    return h("div", { class: "ol-controls button-row" },
-      begin ? h("button", { type: "button", class: "big primary", dataset: { testid: "begin-battle" }, onclick: () => ctx.send({ type: "begin" }) }, begin.label) : null,
+    return h("div", { class: "ol-controls button-row", dataset: { region: "due" } },
+      begin ? h("button", { type: "button", class: "big primary", dataset: { testid: "begin-battle", action: "begin" }, onclick: () => ctx.send({ type: "begin" }) }, begin.label) : null,
       steps.map((t) => h("button", {
         type: "button",
         class: `big ${t.by === "phase" ? "primary" : ""}`,
-        dataset: { testid: ids[t.by] },
+        dataset: { testid: ids[t.by], action: "step" },
         onclick: () => ctx.send({ type: "step", by: t.by }),
       }, t.label)));
+  }
+
+  // --- the player's orders at the top of the phone: the rows of their own units, their side's break point
+  function playerOrders() {
+    if (ctx.role !== "player") return null;
+    const units = [];
+    for (const side of Object.values(view.sides)) for (const row of side.rows) for (const u of row.units) if (u.mine) units.push(u);
+    const mySides = [...new Set(units.map((u) => sideOf(u.id)))].filter(Boolean);
+    const forms = Object.keys(breakForms).map((k) => [k, view.sides[k]]).filter(([, side]) => side);
+    if (!units.length && !forms.length) return null;
+    const rowName = (b) => (b === 0 ? "Front" : `Back ${b}`);
+    const movable = units.filter((u) => moves[u.id]);
+    return h("section", { class: "ol-card ol-orders", dataset: { testid: "ol-orders", region: "due" } },
+      movable.length ? h("h2", {}, "Your units' rows") : null,
+      movable.map((u) => {
+        const key = sideOf(u.id);
+        const side = view.sides[key];
+        const used = side.rows.map((r) => r.behind);
+        const deepest = Math.min(9, Math.max(0, ...used) + 1);
+        const here = moves[u.id].behind;
+        const choices = [];
+        for (let b = 0; b <= deepest; b += 1) choices.push(b);
+        return h("div", { class: "ol-order" },
+          h("strong", {}, u.name),
+          h("div", { class: "button-row ol-row-buttons", role: "group", "aria-label": `Row of ${u.name}` }, choices.map((b) => h("button", {
+            type: "button",
+            class: `ol-row-choice${b === here ? " selected" : ""}`,
+            "aria-pressed": String(b === here),
+            dataset: { testid: `row-choice-${u.id}-${b}`, action: "set_behind" },
+            onclick: () => moveTo(u.id, b),
+          }, rowName(b)))));
+      }),
+      forms.map(([k, side]) => breakPoint(k, side)),
+      !movable.length && !forms.length ? h("p", { class: "muted" }, units.length
+        ? `${units.map((u) => u.name).join(", ")} ${units.length > 1 ? "fight" : "fights"} for side ${mySides.join(" and ")}; the GM steps the battle.`
+        : "") : null,
+    );
   }
 
   // --- one side ---------------------------------------------------------------------------------
@@ -136,7 +174,7 @@ export function render(root, view, ctx) {
         h("h2", { class: "ol-side-name" }, sentence(side.name)),
         side.broken ? h("span", { class: "ol-tag ol-tag-broken" }, "broken") : null),
       strength(key, side),
-      breakPoint(key, side),
+      ctx.role === "player" ? null : breakPoint(key, side),
       structure(key, side),
       h("div", { class: "ol-rows" }, rows));
   }
@@ -184,7 +222,7 @@ export function render(root, view, ctx) {
     };
     return h("div", { class: "ol-break-form" },
       h("label", {}, "Break point % ", input),
-      h("button", { type: "button", dataset: { testid: `set-break-point-${key}` }, onclick: send }, "Set"));
+      h("button", { type: "button", dataset: { testid: `set-break-point-${key}`, action: "set_break_point" }, onclick: send }, "Set"));
   }
 
   function structure(key, side) {

@@ -25,6 +25,7 @@ export function render(root, view, ctx) {
       header(),
       h("div", { class: "pb-duel" }, order.map((cid) => card(cid))),
       actions(),
+      mineStrip(),
       lastTurn(),
     ),
   );
@@ -132,6 +133,22 @@ export function render(root, view, ctx) {
     );
   }
 
+  // the player's own numbers, at the top of the phone
+  function mineStrip() {
+    if (ctx.role !== "player") return null;
+    const mine = order.filter((cid) => cs[cid] && cs[cid].mine);
+    if (!mine.length) return null;
+    return h("section", { class: "pb-mine", dataset: { testid: "pb-mine", region: "mine" }, "aria-label": "Your duellist" },
+      mine.map((cid) => {
+        const c = cs[cid];
+        return h("div", { class: `pb-mine-one side-${String(c.side).toLowerCase()}` },
+          h("strong", { class: "pb-mine-name" }, c.name),
+          ctx.ui.bar(c.health, c.health_max, `Health ${ctx.ui.slash(c.health, c.health_max)}`),
+          h("span", { class: "pb-mine-numbers" },
+            `Offence ${ctx.ui.slash(c.offence, c.offence_max)} · Defence ${ctx.ui.slash(c.defence, c.defence_max)} · Skill ${ctx.ui.slash(c.skill, c.skill_max)}`));
+      }));
+  }
+
   function controllerText(c) {
     if (c.controller === "computer") return "computer";
     if (c.controller === "gm") return "GM";
@@ -152,7 +169,7 @@ export function render(root, view, ctx) {
             class: `big pb-option pb-option-${o}${t.selected ? " selected" : ""}`,
             "aria-pressed": t.selected ? "true" : "false",
             title: t.help || "",
-            dataset: { testid: `choose-${o}`, combatant: cid, option: o },
+            dataset: { testid: `choose-${o}`, combatant: cid, option: o, action: "choose" },
             onclick: (ev) => {
               ev.currentTarget.classList.add("pb-sending");
               ctx.send({ type: "choose", combatant: cid, option: o });
@@ -179,7 +196,7 @@ export function render(root, view, ctx) {
       const escape = legal.find((t) => t.type === "set_escape");
       return h(
         "section",
-        { class: "pb-actions pb-actions-gm" },
+        { class: "pb-actions pb-actions-gm", dataset: { region: "due" } },
         groups.map(([cid, templates]) => {
           const c = cs[cid];
           const block = [
@@ -231,13 +248,14 @@ export function render(root, view, ctx) {
       if (!groups.length) {
         return h(
           "section",
-          { class: "pb-actions" },
+          { class: "pb-actions", dataset: { region: "due", yourTurn: "false" } },
           h("p", { class: "pb-choose-block muted" }, "No combatant is yours in this duel: you are watching."),
         );
       }
+      const open = groups.some(([cid]) => !cs[cid].has_chosen);
       return h(
         "section",
-        { class: "pb-actions" },
+        { class: "pb-actions", dataset: { region: "due", yourTurn: String(open) } },
         groups.map(([cid, templates]) => {
           const c = cs[cid];
           const foe = order.find((x) => x !== cid);
