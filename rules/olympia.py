@@ -150,7 +150,17 @@ KEY_HIGH = 2**62 - 1  # range of the random keys that choose who strikes when at
 PAIR_RECORDS = 48  # more (attacker group, target) pairs than this in one strike: records per kind instead
 SMALL_PAIR = 40  # a pair of (attacker group, target) with at most this many rolls shows every face
 REPORT_KEEP = 12  # phase reports kept in the state (the events hold them all)
-MAX_ROUNDS_PER_STEP = 1_000  # a "to the end" step pauses after this many rounds (no round limit in the rules)
+#: The most men one side may bring (checked by the lineup validator): one phase of two armies this
+#: big, in any mix, takes well under a second and a few hundred MB on the reference machine (see
+#: tests/benchmarks/bench_olympia.py), so no single command can hold up the server.
+MAX_MEN_PER_SIDE = 1_000_000
+MAX_SPECIALS = 10  # special attacks in one battle (each at most 100,000 attacks)
+#: The work one step may do, in "man-phases" (see ``phase_work``): the phases of a step go on while
+#: their work stays within this. A step always resolves at least one phase, so one phase of two
+#: maximal armies is one command. It counts men, not seconds: a replay stops where the game did.
+STEP_WORK_BUDGET = 2 * MAX_MEN_PER_SIDE
+PHASE_BASE_WORK = 4_000  # the fixed cost of a phase, in men
+GROUP_WORK = 50  # the cost of each group of attackers or targets (a noble, one kind of his men), in men
 FACES_KEPT_PHASES = 6  # a "to the end" step shows the single faces of only its last phases
 
 SPECIAL_LIBRARY: dict[str, dict[str, Any]] = {
@@ -353,7 +363,28 @@ class Olympia(RuleSystem):
                 "but not shelter or terrain defence. If a whole round passes with nobody able to "
                 "strike, the battle ends in a tie."
             )},
+            {"title": "Limits of this board", "text": (
+                f"One side may bring at most {MAX_MEN_PER_SIDE:,} men, and a battle may have at most "
+                f"{MAX_SPECIALS} special attacks, so that no battle holds up the other tables. "
+                "\"Next round\" and \"Fight to the end\" fight as many phases as one step may (a "
+                "share counted in men, the same in every replay); when a long battle needs more, the "
+                "board says so and the GM steps again. \"Next phase\" always fights one phase."
+            )},
         ]
+
+    def validate_draft(self, lineup: Any) -> list[dict[str, Any]]:
+        """Any lineup, even one still being built: no side brings more than ``MAX_MEN_PER_SIDE`` men."""
+        cleaned = super().validate_draft(lineup)
+        men: dict[str, int] = {}
+        for entry in cleaned:
+            men[entry["side"]] = men.get(entry["side"], 0) + sum(entry[k.key] for k in KINDS)
+        for side, n in sorted(men.items()):
+            if n > MAX_MEN_PER_SIDE:
+                raise InvalidDeclaration(
+                    f"side {side} has {n:,} men; one side may bring at most {MAX_MEN_PER_SIDE:,} "
+                    f"(a bigger battle would hold up the server): {n - MAX_MEN_PER_SIDE:,} too many"
+                )
+        return cleaned
 
     def validate_lineup(self, lineup: Any) -> list[dict[str, Any]]:
         """A lineup ready for battle: every side has a noble and at most one stack leader."""
@@ -522,6 +553,8 @@ class Olympia(RuleSystem):
         side = d.get("side")
         if not isinstance(side, str) or side not in state["sides"]:
             raise InvalidDeclaration("the special attack needs the side (A or B) it fights for")
+        if len(state["specials"]) >= MAX_SPECIALS:
+            raise IllegalDeclaration(f"at most {MAX_SPECIALS} special attacks in one battle: remove one first")
         values = {k: d.get(k, base.get(k)) for k in ("name", "attacks", "rating", "reach", "rounds")}
         name = Field("name", "special attack name", "text", None, 1, 40).clean(values["name"])
         attacks = Field("attacks", "attacks", "int", None, 1, 100_000).clean(values["attacks"])
@@ -578,23 +611,27 @@ class Olympia(RuleSystem):
             raise IllegalDeclaration("the battle has not begun: the GM declares begin first")
         events: list[Event] = []
         if by == "phase":
-            events += self._next_phase(state, dice)
-        elif by == "round":
-            start = state["round"]
-            while state["status"] == "active":
-                events += self._next_phase(state, dice)
-                if state["round"] != start and state["next_phase"] == PHASES[0]:
-                    break
-        else:
-            first = state["round"]
-            while state["status"] == "active" and state["round"] - first < MAX_ROUNDS_PER_STEP:
-                events += self._next_phase(state, dice)
-            if state["status"] == "active":
+            return self._next_phase(state, dice)
+        # A round or the rest of the battle, within the step's work budget: the next phase is fought
+        # only while the work so far plus its own stays within it (the first phase always is).
+        start, done, phases = state["round"], 0, 0
+        while state["status"] == "active":
+            if by == "round" and state["round"] != start and state["next_phase"] == PHASES[0]:
+                break
+            work = phase_work(state)
+            if phases and done + work > STEP_WORK_BUDGET:
+                goal = "the round" if by == "round" else "the battle"
                 events.append(event(
                     "battle.paused",
-                    f"After {MAX_ROUNDS_PER_STEP:,} more rounds no side has broken yet: step again to fight on.",
-                    round=state["round"],
+                    f"The battle goes on: this step fought {phases:,} phase{'s' if phases != 1 else ''} "
+                    f"(as much as one step may), and {goal} is not over yet. Step again to fight on.",
+                    round=state["round"], next_phase=self._upcoming_phase(state), phases=phases, work=done,
                 ))
+                break
+            events += self._next_phase(state, dice)
+            done += work
+            phases += 1
+        if by == "battle":
             # a long fight keeps every roll summary, but the single faces only of its last phases
             resolved = [e for e in events if e["type"] == "phase.resolved"]
             for e in resolved[:-FACES_KEPT_PHASES]:
@@ -813,13 +850,14 @@ class Olympia(RuleSystem):
         fallen_nobles: list[Event] = []
         for side in sides:
             side_slots = slots[side]
-            if hits[side]:
-                hit_all = np.concatenate(hits[side])
-            else:
-                hit_all = np.zeros(0, dtype=np.int64)
-            unique = np.unique(hit_all)
-            starts = np.asarray([s.start for s in side_slots], dtype=np.int64)
-            per_slot = np.bincount(np.searchsorted(starts, unique, side="right") - 1, minlength=len(side_slots)) if len(side_slots) else []
+            per_slot: Any = []
+            if side_slots:
+                # every man hit at least once falls once: mark the hit men, count the marks per slot
+                struck = np.zeros(side_slots[-1].start + side_slots[-1].count, dtype=bool)
+                for index in hits[side]:
+                    struck[index] = True
+                starts = np.asarray([s.start for s in side_slots], dtype=np.int64)
+                per_slot = np.add.reduceat(struck, starts, dtype=np.int64)
             for slot, dead in zip(side_slots, per_slot, strict=False):
                 dead = int(dead)
                 if dead == 0 or slot.what == "structure":
@@ -1187,6 +1225,24 @@ def _defence4(slot: Slot, attacker_kind: str | None, state: Mapping[str, Any], s
     return max(0, defence) * quarters
 
 
+def phase_work(state: Mapping[str, Any]) -> int:
+    """The work of the next phase, in men: an upper bound on its attacks, target picks and rolls
+    (every man on the field and every special attack), plus a cost per group and per phase.
+
+    It depends only on the state, never on a clock, so a replay stops each step where the game did.
+    """
+    men = groups = 0
+    for c in state["combatants"].values():
+        groups += 1
+        for n in c["troops"].values():
+            men += n
+            groups += 1
+        if c["state"] == "fighting":
+            men += 1
+    specials = sum(s["attacks"] for s in state["specials"] if s["rounds"] == 0 or s["used"] < s["rounds"])
+    return men + specials + GROUP_WORK * (groups + len(state["specials"])) + PHASE_BASE_WORK
+
+
 def _targetable(slots: Sequence[Slot]) -> int:
     """The men of a side that missile and melee attacks could target now: its front-row men, and
     its nobles who are exposed (no structure: that is not a man)."""
@@ -1245,49 +1301,75 @@ def _fire(
     bounds = np.cumsum(slot_counts)
     target_of = np.searchsorted(bounds, picks, side="right")
     offsets = picks - (bounds - slot_counts)[target_of]
-    attacker_of = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
-    n_targets = len(targets)
-    # the odds of every attack: attack x4 of its attacker against the defence x4 of its target slot
-    # (a pikeman's defence doubles against a mounted attacker), in lowest terms a : d
+    n_groups, n_targets = len(counts), len(targets)
+    attacker_of = np.repeat(np.arange(n_groups, dtype=np.int32 if n_groups < 2**31 else np.int64), counts)
+    # The odds of every attack: attack x4 of its attacker against the defence x4 of its target slot
+    # (a pikeman's defence doubles against a mounted attacker), in lowest terms a : d. Attack and
+    # defence ratings take few distinct values: the odds are worked out once per (attack, defence)
+    # cell and every attack only looks its cell up (no per-attack arithmetic, no sorting).
     mounted = np.asarray([k in KIND and KIND[k].mounted for k in att.kinds], dtype=bool)
-    b4_plain = np.asarray([_defence4(t, None, state, enemy) for t in targets], dtype=np.int64)
-    b4_mounted = np.asarray([_defence4(t, "knight", state, enemy) for t in targets], dtype=np.int64)
-    a4 = np.asarray(att.a4, dtype=np.int64)[attacker_of]
-    b4 = np.where(mounted[attacker_of], b4_mounted[target_of], b4_plain[target_of])
-    gcd = np.gcd(a4, b4)
-    a_of, d_of = a4 // gcd, (a4 + b4) // gcd
-    hit = b4 == 0  # no defence at all: a certain hit, not rolled
-    faces_of = np.zeros(n_attacks, dtype=np.int64)
-    rolled = ~hit
-    if rolled.any():
-        # one batch of rolls per distinct odds, the batches in the order their first attack comes
-        key = a_of * (int(d_of.max()) + 1) + d_of
-        key[~rolled] = -1
-        keys, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-        inverse = inverse.reshape(-1)
-        order = np.argsort(inverse, kind="stable")
-        bounds = np.cumsum(np.bincount(inverse, minlength=len(keys)))
-        for u in sorted(range(len(keys)), key=lambda i: int(first[i])):
-            if keys[u] < 0:
+    b4_plain = [_defence4(t, None, state, enemy) for t in targets]
+    b4_mounted = [_defence4(t, "knight", state, enemy) for t in targets]
+    a_values = sorted(set(att.a4))
+    b_values = sorted(set(b4_plain) | set(b4_mounted))
+    a_class = np.asarray([a_values.index(v) for v in att.a4], dtype=np.int64)
+    b_class_plain = np.asarray([b_values.index(v) for v in b4_plain], dtype=np.int64)
+    b_class_mounted = np.asarray([b_values.index(v) for v in b4_mounted], dtype=np.int64)
+    n_b = len(b_values)
+    # per cell: its batch of equal odds (-1: a certain hit, defence 0, not rolled); batches numbered as met
+    odds: list[tuple[int, int]] = []
+    cell_batch = np.empty(len(a_values) * n_b, dtype=np.int16 if len(a_values) * n_b < 2**15 else np.int64)
+    for ia, a4v in enumerate(a_values):
+        for ib, b4v in enumerate(b_values):
+            if b4v == 0:
+                cell_batch[ia * n_b + ib] = -1
                 continue
-            members = order[(bounds[u - 1] if u else 0):bounds[u]]
-            a, d = int(a_of[members[0]]), int(d_of[members[0]])
+            g = math.gcd(a4v, b4v)
+            ad = (a4v // g, (a4v + b4v) // g)
+            if ad not in odds:
+                odds.append(ad)
+            cell_batch[ia * n_b + ib] = odds.index(ad)
+    if mounted.any():
+        b_class = np.where(mounted[attacker_of], b_class_mounted[target_of], b_class_plain[target_of])
+    else:
+        b_class = b_class_plain[target_of]
+    batch_of = cell_batch[a_class[attacker_of] * n_b + b_class]
+    del b_class
+    hit = batch_of < 0  # no defence at all: a certain hit, not rolled
+    rolled = ~hit
+    faces_of = np.zeros(n_attacks, dtype=np.int64)
+    if rolled.any():
+        # one batch of rolls per distinct odds, the batches in the order their first attack comes, each
+        # batch in attack order (a stable sort keeps it; small integers sort by radix in one pass)
+        order = np.argsort(batch_of, kind="stable")
+        sizes = np.bincount(batch_of.astype(np.int64) + 1, minlength=len(odds) + 1)
+        ends = np.cumsum(sizes)
+        segments = [(int(order[ends[u] - sizes[u]]), u - 1, int(ends[u] - sizes[u]), int(ends[u])) for u in range(1, len(odds) + 1) if sizes[u]]
+        for _, b, lo, hi in sorted(segments):
+            members = order[lo:hi]
+            a, d = odds[b]
             faces = np.asarray(dice.integers(1, d, len(members), f"{purpose}: hits at {a} in {d}"), dtype=np.int64)
             faces_of[members] = faces
             hit[members] = faces <= a
+        del order
     # the roll records: per attacker group and target when there are few pairs, else per kind of attacker
-    pair = attacker_of * n_targets + target_of
-    pairs = np.unique(pair)
+    pair = attacker_of.astype(np.int64) * n_targets + target_of
+    pair_sizes = np.bincount(pair, minlength=n_groups * n_targets)
+    pairs = np.flatnonzero(pair_sizes)
+    records: list[tuple[Any, int, int | None, int, int]] = []
     if len(pairs) <= PAIR_RECORDS:
-        groups = [(pair == p, int(p) // n_targets, int(p) % n_targets) for p in pairs.tolist()]
+        for p in pairs.tolist():
+            mask = pair == p
+            records.append((mask, p // n_targets, p % n_targets, int(pair_sizes[p]), int(hit[mask].sum())))
     else:
+        hits_of = np.bincount(attacker_of[hit], minlength=n_groups)
         by_kind: dict[str, list[int]] = {}
         for g, k in enumerate(att.kinds):
             by_kind.setdefault(str(k), []).append(g)
-        groups = [(np.isin(attacker_of, gs), gs[0], None) for gs in by_kind.values()]
-    for mask, g, j in groups:
-        n = int(mask.sum())
-        h = int(hit[mask].sum())
+        for gs in by_kind.values():
+            records.append((None, gs[0], None, int(counts[gs].sum()), int(hits_of[gs].sum())))
+    del pair
+    for mask, g, j, n, h in records:
         if j is None:
             label = att.labels[g] if att.kinds[g] is None else ("nobles" if att.kinds[g] == "noble" else KIND[str(att.kinds[g])].many)
             result["rolls"].append(_summary(f"{n:,} rolls", f"{label}: {h:,} of {n:,} hit", [], total=h, count=n, hits=h))
@@ -1300,10 +1382,10 @@ def _fire(
         if not rolled[first_attack]:
             result["rolls"].append(_summary(f"{n}×certain", f"{att.labels[g]} against {what}: {n} of {n} hit (certain)", [], total=n, count=n, hits=n, needed=0))
             continue
-        a, d = int(a_of[first_attack]), int(d_of[first_attack])
+        a, d = odds[int(batch_of[first_attack])]
         result["rolls"].append(_summary(
             f"{n}d{d}", f"{att.labels[g]} against {what} (hit on {a} or less): {h:,} of {n:,} hit",
-            faces_of[mask], total=h, count=n, hits=h, needed=a,
+            faces_of[mask] if n <= SMALL_PAIR else [], total=h, count=n, hits=h, needed=a,
         ))
     result["hits"] = int(hit.sum())
     starts = np.asarray([t.start for t in targets], dtype=np.int64)
