@@ -73,14 +73,17 @@ export function renderPairPanel(root, table, ctx) {
     }, "Unpair"))))
     : h("p", { class: "muted", dataset: { testid: "no-paired-screens" } }, "No screen is paired with this table yet.");
 
-  const joinSwitch = h("input", {
-    type: "checkbox", id: "show-join", checked: display.show_join === true, dataset: { testid: "show-join-toggle" },
-    onchange: async (event) => {
-      const wanted = event.currentTarget.checked;
-      const ack = await ask(ctx, "display_set", { show_join: wanted });
-      if (!ack.ok) event.currentTarget.checked = !wanted;
+  const showing = display.show_join === true;
+  const joinSwitch = h("button", {
+    type: "button", class: "pair-join-toggle", "aria-pressed": showing ? "true" : "false", dataset: { testid: "show-join-toggle" },
+    onclick: async (event) => {
+      const button = event.currentTarget;
+      button.disabled = true;
+      const ack = await ask(ctx, "display_set", { show_join: !showing });
+      button.disabled = false;
+      if (ack.ok) button.setAttribute("aria-pressed", ack.display.show_join ? "true" : "false");
     },
-  });
+  }, "Show the join code on the TV");
 
   replace(root,
     h("section", { class: "pair-panel", dataset: { testid: "pair-panel" }, "aria-labelledby": "pair-panel-title" },
@@ -94,9 +97,9 @@ export function renderPairPanel(root, table, ctx) {
         "-letter code it shows, or scan its QR code with this phone."),
       form,
       list,
-      h("p", { class: "pair-join-switch" },
-        joinSwitch, " ", h("label", { for: "show-join" }, "Show the join code on the TV"),
-        h("span", { class: "muted" }, " (it shows by itself until the battle starts)"))));
+      h("p", { class: "pair-join-switch button-row" },
+        joinSwitch,
+        h("span", { class: "muted" }, showing ? "On: the TV shows the join code and QR." : "Off: the TV shows the join code only until the battle starts."))));
   if (hadFocus) input.focus();
 }
 
