@@ -261,7 +261,7 @@ def _screen_label() -> str:
         ("Windows", "Windows"), ("Macintosh", "Mac"), ("CrOS", "Chromebook"), ("Linux", "Linux"),
     ):
         if needle in agent:
-            return name
+            return name if name == "TV" else f"{name} screen"
     return "Screen"
 
 
