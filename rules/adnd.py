@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
+from . import terrain
 from .core import (
     GM_ONLY,
     PUBLIC,
@@ -185,7 +186,8 @@ def charge_per_segment_feet(move: int, scale: str) -> int:
 
 
 def arrival_segment(
-    *, distance_squares: tuple[int, int], move: int, scale: str, length: Fraction | float | int, limit: int = 10
+    *, distance_squares: tuple[int, int], move: int, scale: str, length: Fraction | float | int, limit: int = 10,
+    way_squares: float | None = None,
 ) -> int | None:
     """First segment a charger ends within its weapon's length of the target (None if not this round).
 
@@ -195,6 +197,8 @@ def arrival_segment(
     dx, dy = distance_squares
     per_inch = FEET_PER_INCH[scale]
     centre_sq = (dx * dx + dy * dy) * per_inch * per_inch
+    if way_squares is not None:  # the way around blocked squares, in squares, instead of the straight line
+        centre_sq = Fraction(way_squares * way_squares) * per_inch * per_inch
     reach = Fraction(length) + per_inch
     if centre_sq <= reach * reach:
         return 1
@@ -395,7 +399,7 @@ class AdndDemonIdol(RuleSystem):
     gm_declarations = frozenset({
         "check_reaction", "check_surprise", "check_distance", "check_morale", "roll_order", "pause_clock",
         "resume_clock", "roll_initiative", "resolve_next", "resolve_all", "bleed", "next_round",
-        "end_encounter", "finish", "move", "set_scale", "first_aid", "set_hp",
+        "end_encounter", "finish", "move", "set_scale", "first_aid", "set_hp", "set_blocked",
     })
     min_combatants = 2
     max_combatants = 40
@@ -445,6 +449,7 @@ class AdndDemonIdol(RuleSystem):
         self, lineup: list[dict[str, Any]], options: dict[str, Any], dice: DiceSource
     ) -> tuple[State, list[Event]]:
         lineup = self.validate_lineup(lineup)
+        raw_blocked = options.get("blocked") if isinstance(options, Mapping) else None
         options = self.validate_options(options)
         if len(lineup) < self.min_combatants:
             raise InvalidDeclaration(f"a battle needs at least {self.min_combatants} combatants")
@@ -462,6 +467,8 @@ class AdndDemonIdol(RuleSystem):
             "options": options,
             "scale": options["scale"],
             "grid": {"width": options["width"], "height": options["height"]},
+            # blocked squares come from the table's board (not an option of the form)
+            "blocked": terrain.clean_blocked(raw_blocked, options["width"], options["height"]),
             "combatants": combatants,
             "order": [c["id"] for c in lineup],
             "encounter": {},
@@ -493,11 +500,19 @@ class AdndDemonIdol(RuleSystem):
         grid["width"] = max(grid["width"], max(len(v) for v in by_side.values()) + 2)
         grid["height"] = max(grid["height"], distance + 4)
         rows = {"A": 1, "B": 1 + distance + 1 if distance else 3}
+        blocked = terrain.blocked_of(state)
+        taken: set[tuple[int, int]] = set()
         for side, members in by_side.items():
             start = max(0, (grid["width"] - len(members)) // 2)
             for i, cid in enumerate(members):
-                state["combatants"][cid]["x"] = start + i
-                state["combatants"][cid]["y"] = rows[side]
+                x, y = start + i, rows[side]
+                if (x, y) in blocked or (x, y) in taken:  # the nearest free square instead
+                    free = [sq for sq in terrain.free_squares(grid["width"], grid["height"], blocked) if sq not in taken]
+                    if free:
+                        x, y = min(free, key=lambda sq, x=x, y=y: ((sq[0] - x) ** 2 + (sq[1] - y) ** 2, sq[1], sq[0]))
+                taken.add((x, y))
+                state["combatants"][cid]["x"] = x
+                state["combatants"][cid]["y"] = y
 
     # --- authorisation and dispatch ------------------------------------------------------------
     def apply(
@@ -910,7 +925,13 @@ class AdndDemonIdol(RuleSystem):
             out["segments"] = _int(d, "segments", 1, 1, 10)
         if kind == "move" and (d.get("x") is not None or d.get("y") is not None):
             x, y = _int(d, "x", 0, 0, state["grid"]["width"] - 1), _int(d, "y", 0, 0, state["grid"]["height"] - 1)
-            dist = math.hypot(x - c["x"], y - c["y"])
+            if [x, y] in state.get("blocked", []):
+                raise IllegalDeclaration(f"square ({x}, {y}) is blocked")
+            way = terrain.path_length((c["x"], c["y"]), (x, y), terrain.blocked_of(state), state["grid"]["width"],
+                                      state["grid"]["height"])
+            if way is None:
+                raise IllegalDeclaration(f"blocked squares leave {c['name']} no way to ({x}, {y})")
+            dist = way
             limit = c["move"] / 10 if self._surprising_side(state) else c["move"]
             if dist > limit + 1e-9:
                 raise IllegalDeclaration(f"{c['name']} can move at most {limit:g} inches now")
@@ -1058,9 +1079,26 @@ class AdndDemonIdol(RuleSystem):
 
     def _arrival(self, state: State, cid: str, target: str, limit: int = 10) -> int | None:
         c, t = state["combatants"][cid], state["combatants"][target]
+        way = self._charge_way(state, cid, target)
+        if way is None:
+            return None
         return arrival_segment(distance_squares=(t["x"] - c["x"], t["y"] - c["y"]), move=c["move"],
                                scale=state["scale"], length=Fraction(str(WEAPONS[c["weapon"]]["length"])),
-                               limit=limit)
+                               limit=limit, way_squares=way[1])
+
+    def _charge_way(self, state: State, cid: str, target: str) -> tuple[list[tuple[int, int]], float | None] | None:
+        """The corners of a charger's way to its target around blocked squares and its length in squares
+        (None for a straight line in plain sight, which the straight formula measures), or None: no way."""
+        c, t = state["combatants"][cid], state["combatants"][target]
+        a, b = (c["x"], c["y"]), (t["x"], t["y"])
+        blocked = terrain.blocked_of(state) - {b}
+        if terrain.line_clear(a, b, blocked):
+            return [a, b], None
+        corners = terrain.path(a, b, blocked, state["grid"]["width"], state["grid"]["height"])
+        if corners is None:
+            return None
+        length = sum(math.hypot(q[0] - p[0], q[1] - p[1]) for p, q in zip(corners, corners[1:], strict=False))
+        return corners, length
 
     def _out_of_sequence(self, state: State, queue: list[dict[str, Any]], faces: Mapping[str, int],
                          winner: str | None, tie: bool) -> None:
@@ -1477,7 +1515,7 @@ class AdndDemonIdol(RuleSystem):
             r = state["combatants"][rid]
             if rid == cid or r["side"] == charger["side"] or not _able(r):
                 continue
-            if rid != target and chebyshev(r, t) > 1:
+            if rid != target and not self._touching(state, r, t):
                 continue
             decl = state["declarations"].get(rid)
             if state["phase"] not in ("resolution",) or decl is None:
@@ -1499,25 +1537,63 @@ class AdndDemonIdol(RuleSystem):
                             p["why"].append("spent against the charge")
         return found
 
+    def _touching(self, state: State, a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+        """Within an inch (touching squares), not parted by two blocked squares corner to corner."""
+        if chebyshev(a, b) > 1:
+            return False
+        if not state.get("blocked"):
+            return True
+        return terrain.step_distance((a["x"], a["y"]), (b["x"], b["y"]), terrain.blocked_of(state),
+                                     state["grid"]["width"], state["grid"]["height"]) == 1
+
     def _move_beside(self, state: State, cid: str, target: str) -> None:
         c, t = state["combatants"][cid], state["combatants"][target]
-        if chebyshev(c, t) <= 1:
+        if self._touching(state, c, t):
             return
+        blocked = terrain.blocked_of(state)
         taken = {(o["x"], o["y"]) for k, o in state["combatants"].items() if k != cid and o["condition"] != "fled"}
         cells = [(t["x"] + dx, t["y"] + dy) for dx in (-1, 0, 1) for dy in (-1, 0, 1) if dx or dy]
         cells = [p for p in cells if 0 <= p[0] < state["grid"]["width"] and 0 <= p[1] < state["grid"]["height"]
-                 and p not in taken] or [(t["x"], t["y"])]
-        x, y = min(cells, key=lambda p: ((p[0] - c["x"]) ** 2 + (p[1] - c["y"]) ** 2, p))
+                 and p not in taken and p not in blocked and self._touching(state, {"x": p[0], "y": p[1]}, t)]
+        if blocked:  # the square beside the target at the end of the shortest way round
+            lengths = terrain.path_lengths((c["x"], c["y"]), blocked, state["grid"]["width"], state["grid"]["height"])
+            cells = [p for p in cells if p in lengths]
+            if not cells:
+                return
+            x, y = min(cells, key=lambda p: (lengths[p], p))
+        else:
+            x, y = min(cells or [(t["x"], t["y"])], key=lambda p: ((p[0] - c["x"]) ** 2 + (p[1] - c["y"]) ** 2, p))
         c["x"], c["y"] = x, y
 
     def _move_toward(self, state: State, cid: str, target: str, inches: Fraction) -> None:
         c, t = state["combatants"][cid], state["combatants"][target]
+        way = self._charge_way(state, cid, target)
+        if way is None:  # blocked squares leave no way: the charger stays where it is
+            return
+        if way[1] is not None:  # along the way round the blocked squares
+            self._walk_along(state, cid, way[0], float(inches))
+            return
         dx, dy = t["x"] - c["x"], t["y"] - c["y"]
         dist = math.hypot(dx, dy)
         if dist == 0:
             return
         f = min(1.0, float(inches) / dist)
         c["x"], c["y"] = c["x"] + int(dx * f), c["y"] + int(dy * f)
+
+    def _walk_along(self, state: State, cid: str, corners: list[tuple[int, int]], inches: float) -> None:
+        """Set a token down at the farthest free square it passes within ``inches`` along a way."""
+        c = state["combatants"][cid]
+        blocked = terrain.blocked_of(state)
+        taken = {(o["x"], o["y"]) for k, o in state["combatants"].items() if k != cid and o["condition"] != "fled"}
+        best = (c["x"], c["y"])
+        travelled = 0.0
+        while travelled <= inches + 1e-9:
+            px, py = terrain.point_along(corners, travelled)
+            sq = (math.floor(px + 0.5), math.floor(py + 0.5))
+            if sq not in blocked and sq not in taken and sq != corners[-1]:
+                best = sq
+            travelled += 0.25
+        c["x"], c["y"] = best
 
     def _end_resolution(self, state: State, dice: DiceSource, events: list[Event]) -> None:
         for a in state["queue"]:
@@ -1679,10 +1755,24 @@ class AdndDemonIdol(RuleSystem):
                  events: list[Event]) -> None:
         cid = self._own(state, d, viewer)
         c = state["combatants"][cid]
-        c["x"] = _int(d, "x", None, 0, state["grid"]["width"] - 1)
-        c["y"] = _int(d, "y", None, 0, state["grid"]["height"] - 1)
+        x = _int(d, "x", None, 0, state["grid"]["width"] - 1)
+        y = _int(d, "y", None, 0, state["grid"]["height"] - 1)
+        if [x, y] in state.get("blocked", []):
+            raise IllegalDeclaration(f"square ({x}, {y}) is blocked")
+        c["x"], c["y"] = x, y
         events.append(event("token.moved", f"The DM moves {c['name']} to square {c['x']}, {c['y']}.",
                             combatant=cid, x=c["x"], y=c["y"]))
+
+    def _do_set_blocked(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
+                        events: list[Event]) -> None:
+        """The DM marks the blocked squares (the whole list): no token enters or crosses them."""
+        blocked = terrain.clean_blocked(d.get("blocked"), state["grid"]["width"], state["grid"]["height"])
+        for c in state["combatants"].values():
+            if c["condition"] not in ("dead", "fled") and [c["x"], c["y"]] in blocked:
+                raise IllegalDeclaration(f"{c['name']} stands on ({c['x']}, {c['y']}): move it before blocking that square")
+        state["blocked"] = blocked
+        events.append(event("board.blocked", f"The DM marks {len(blocked)} blocked square{'s' if len(blocked) != 1 else ''}.",
+                            blocked=blocked))
 
     def _do_set_scale(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                       events: list[Event]) -> None:
@@ -1758,6 +1848,10 @@ class AdndDemonIdol(RuleSystem):
             if tid == cid or t["side"] == c["side"] or t["condition"] in ("dead", "fled"):
                 continue
             centre = math.hypot(t["x"] - c["x"], t["y"] - c["y"]) * per_inch
+            way = self._charge_way(state, cid, tid)
+            corners = None
+            if way is not None and way[1] is not None:  # round blocked squares: the way's length and bends
+                corners, centre = way[0], way[1] * per_inch
             phase = state["phase"]
             if positional:
                 state = {**state, "phase": "preview"}
@@ -1768,6 +1862,10 @@ class AdndDemonIdol(RuleSystem):
             path = []
             for seg in range(1, (arrival or 10) + 1):
                 travelled = min(seg * step, stop)
+                if corners is not None:
+                    px, py = terrain.point_along(corners, travelled / per_inch)
+                    path.append([round(px, 3), round(py, 3)])
+                    continue
                 f = travelled / centre if centre else 0.0
                 path.append([round(c["x"] + (t["x"] - c["x"]) * f, 3), round(c["y"] + (t["y"] - c["y"]) * f, 3)])
             targets[tid] = {
@@ -1873,6 +1971,7 @@ class AdndDemonIdol(RuleSystem):
             "scale": scale,
             "grid": {**state["grid"], "feet_per_inch": FEET_PER_INCH[scale],
                      "unit": "1 inch = 10 ft" if scale == "indoors" else "1 inch = 10 yd"},
+            "blocked": copy.deepcopy(state.get("blocked", [])),
             "combatants": combatants,
             "declarations": declarations,
             "initiative": copy.deepcopy(state["initiative"]),
