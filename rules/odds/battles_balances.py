@@ -1,0 +1,289 @@
+"""Battles&Balances odds: each attack or shot the phone lists, and the GM's static checks and contests.
+
+An attack is settled by the system's own ``resolve_melee`` / ``resolve_ranged`` (the part of
+``apply`` that rolls; the AP bookkeeping and the turn clock after it roll nothing that changes the
+blow) on copies of the two characters, with every dice path walked: pools by their totals (the
+rules read only a pool's total), first the pools alone, grouped by what the blow is and its margin
+(all the damage reads of them), then the damage die and the effect's coin face by face after one
+set of pools for each group. Answers:
+P(hit), the wounds the target takes (after armour, with persistent effects) as a distribution and
+an average, P(the target is out of play); with the agility duel also P(struck back) and the wounds
+the attacker takes.
+
+A check or contest is three pool rolls a side. Each pool's kept total is enumerated through the
+system's own ``_pool_roll`` (so a blessed or cursed double roll is the system's); the three rolls
+are independent, so their sum is the convolution of one roll with itself.
+
+Everything here is read from the asking viewer's projection (only the GM's notes are hidden in this
+system, and no roll reads them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from fractions import Fraction
+from math import factorial
+from typing import Any
+
+from .. import battles_balances as bb
+from ..core import RuleSystem, State, Viewer, clone
+from ..dice import Roll, notation
+from ..errors import IllegalDeclaration, InvalidDeclaration, NotPermitted
+from .common import (
+    NotEnumerable,
+    distribution,
+    enumerate_dice,
+    expectation,
+    mean,
+    probability,
+    tally,
+    total,
+)
+
+#: dice paths one attack may walk before it is refused as too large to enumerate
+ATTACK_PATHS = 60_000
+
+
+def _known_state(system: RuleSystem, state: State, viewer: Viewer) -> dict[str, Any]:
+    """The state as the viewer's projection shows it (combatants by id, the options)."""
+    view = system.view_for(state, viewer)
+    return {
+        "options": view["options"],
+        "blocked": view.get("blocked", []),
+        "combatants": {c["id"]: c for c in view["combatants"]},
+        "order": [c["id"] for c in view["combatants"]],
+    }
+
+
+def attack_paths(known: Mapping[str, Any], kind: str, attacker_id: str, target_id: str) -> list[tuple[Fraction, tuple[bool, int, bool, int, bool]]]:
+    """(hit, wounds to the target, target out, wounds to the attacker, attacker out) for every dice path."""
+    base_attacker = known["combatants"][attacker_id]
+    base_target = known["combatants"][target_id]
+    resolve = bb.resolve_melee if kind == "attack" else bb.resolve_ranged
+
+    def fight(dice: Any) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]]:
+        attacker = clone(base_attacker)
+        target = clone(base_target)
+        state = {"options": known["options"], "combatants": {attacker_id: attacker, target_id: target}}
+        return resolve(state, attacker, target, dice), attacker, target
+
+    def run(dice: Any) -> tuple[bool, int, bool, int, bool]:
+        events, attacker, target = fight(dice)
+        hit = any(e["type"] in ("attack.hit", "shot.hit") for e in events)
+        return (
+            hit,
+            target["wounds"] - base_target["wounds"],
+            bool(target["defeated"]),
+            attacker["wounds"] - base_attacker["wounds"],
+            bool(attacker["defeated"]) and not base_attacker["defeated"],
+        )
+
+    # 1. the pools alone (the damage die and the coin shown at their lowest, not walked): what the
+    #    blow is, hit, miss or struck back, and its margin
+    def pools(dice: Any) -> tuple[tuple[tuple[int, ...], ...], tuple[str, int]]:
+        stubbed = _PoolsOnly(dice)
+        events, _attacker, _target = fight(stubbed)
+        blow = next(e for e in events if e["type"] in BLOWS)
+        return tuple(dice.faces), (blow["type"], blow["data"].get("margin", 0))
+
+    classes: dict[tuple[str, int], tuple[Fraction, tuple[tuple[int, ...], ...]]] = {}
+    for weight, (faces, blow) in enumerate_dice(pools, group_sums=True, limit=ATTACK_PATHS):
+        known_weight, representative = classes.get(blow, (Fraction(0), faces))
+        classes[blow] = (known_weight + weight, representative)
+    # 2. the rest of the blow (damage die, coin) once per kind of blow and margin, after pools showing it
+    paths: list[tuple[Fraction, tuple[bool, int, bool, int, bool]]] = []
+    for weight, representative in classes.values():
+        for w, result in enumerate_dice(run, prefix=representative, group_sums=True, limit=ATTACK_PATHS):
+            paths.append((weight * w, result))
+    return paths
+
+
+#: the events that say what a blow did (each carries its margin)
+BLOWS = ("attack.hit", "attack.turned", "attack.missed", "shot.hit", "shot.missed")
+
+
+class _PoolsOnly:
+    """Walks the pool rolls of a path; the damage die and the effect's coin show their lowest face."""
+
+    def __init__(self, path: Any) -> None:
+        self.path = path
+
+    @staticmethod
+    def _after_pools(purpose: str) -> bool:
+        return purpose.endswith(" damage") or "coin flip" in purpose
+
+    def roll(self, count: int, sides: int, purpose: str, modifier: int = 0) -> Any:
+        if self._after_pools(purpose):
+            return Roll(notation(count, sides, modifier), purpose, (1,) * count, modifier)
+        return self.path.roll(count, sides, purpose, modifier)
+
+    def randint(self, low: int, high: int, purpose: str) -> Any:
+        return self.path.randint(low, high, purpose)
+
+    def integers(self, low: int, high: int, size: int, purpose: str) -> Any:
+        return self.path.integers(low, high, size, purpose)
+
+    def derive(self, label: str) -> _PoolsOnly:
+        return self
+
+
+def attack_odds(known: Mapping[str, Any], kind: str, attacker_id: str, target_id: str) -> dict[str, Any]:
+    try:
+        paths = attack_paths(known, kind, attacker_id, target_id)
+    except NotEnumerable as exc:
+        raise IllegalDeclaration("these pools are too large to work out exactly in time") from exc
+    wounds = tally(paths, lambda r: r[1])
+    target_name = known["combatants"][target_id]["name"]
+    outcomes = [
+        probability("hit", "It hits", total(paths, lambda r: r[0])),
+        probability("wound", f"{target_name} takes at least one wound", total(paths, lambda r: r[1] > 0)),
+        probability("defeat", f"{target_name} is out of play", total(paths, lambda r: r[2])),
+    ]
+    expected = [expectation("wounds", f"Wounds {target_name} takes (average)", mean(wounds))]
+    distributions = [distribution("wounds", f"Wounds {target_name} takes (after armour)", wounds)]
+    if known["options"].get("agility_duel") and kind == "attack":
+        back = tally(paths, lambda r: r[3])
+        outcomes.append(probability("struck_back", "You are struck back", total(paths, lambda r: r[3] > 0)))
+        outcomes.append(probability("defeated", "You are out of play", total(paths, lambda r: r[4])))
+        expected.append(expectation("wounds_taken", "Wounds you take (average)", mean(back)))
+        distributions.append(distribution("wounds_taken", "Wounds you take", back))
+    return {"outcomes": outcomes, "expected": expected, "distributions": distributions}
+
+
+# --- checks and contests -------------------------------------------------------------------------------
+
+
+def pool_weights(who: Mapping[str, Any]) -> dict[int, Fraction]:
+    """The kept total of one pool roll of ``who`` (a roller of the system), through its own ``_pool_roll``."""
+    paths = enumerate_dice(
+        lambda dice: bb._pool_roll(dice, who["dice"], who["size"], "odds", who["luck"], who["bonus"])[0],
+        group_sums=True,
+    )
+    return tally(paths, lambda r: r)
+
+
+def _chance(weights: Mapping[int, Fraction], test: Any) -> Fraction:
+    return sum((w for v, w in weights.items() if test(v)), Fraction(0))
+
+
+def convolve(a: dict[int, Fraction], b: dict[int, Fraction]) -> dict[int, Fraction]:
+    out: dict[int, Fraction] = {}
+    for x, p in a.items():
+        for y, q in b.items():
+            out[x + y] = out.get(x + y, Fraction(0)) + p * q
+    return out
+
+
+def check_odds(known: Mapping[str, Any], declaration: Mapping[str, Any]) -> dict[str, Any]:
+    who = bb._roller(known, declaration, "")
+    difficulty = declaration.get("difficulty", "routine")
+    if difficulty == "custom":
+        target = bb._int(declaration, "target", 1, 1000)
+    elif difficulty in bb.THRESHOLD_VALUES:
+        target = bb.THRESHOLD_VALUES[difficulty]
+    else:
+        raise InvalidDeclaration("difficulty must be one of " + ", ".join([*bb.THRESHOLD_VALUES, "custom"]))
+    one = pool_weights(who)
+    three = convolve(convolve(one, one), one)
+    outcomes = [probability("success", f"{who['name']} succeeds (total {target} or more)", _chance(three, lambda t: t >= target))]
+    for name, value in bb.THRESHOLDS:
+        outcomes.append(probability(f"reach_{name}", f"The total reaches {name} ({value})", _chance(three, lambda t, v=value: t >= v)))
+    return {
+        "outcomes": outcomes,
+        "expected": [expectation("total", "Total of the three rolls (average)", mean(three))],
+        "distributions": [distribution("total", "Total of the three rolls", three)],
+    }
+
+
+def contest_odds(known: Mapping[str, Any], declaration: Mapping[str, Any]) -> dict[str, Any]:
+    a = bb._roller(known, declaration, "a_")
+    b = bb._roller(known, declaration, "b_")
+    mode = declaration.get("mode") or known["options"]["contest_mode"]
+    if mode not in ("summed", "best_of_three"):
+        raise InvalidDeclaration("mode must be summed or best_of_three")
+    pa, pb = pool_weights(a), pool_weights(b)
+    if mode == "summed":
+        sa = convolve(convolve(pa, pa), pa)
+        sb = convolve(convolve(pb, pb), pb)
+        diff: dict[int, Fraction] = {}
+        for x, p in sa.items():
+            for y, q in sb.items():
+                diff[x - y] = diff.get(x - y, Fraction(0)) + p * q
+        a_wins = _chance(diff, lambda d: d > 0)
+        b_wins = _chance(diff, lambda d: d < 0)
+    else:
+        win = sum((p * q for x, p in pa.items() for y, q in pb.items() if x > y), Fraction(0))
+        lose = sum((p * q for x, p in pa.items() for y, q in pb.items() if x < y), Fraction(0))
+        tie = 1 - win - lose
+        a_wins, b_wins = _best_of_three(win, lose, tie)
+    return {
+        "outcomes": [
+            probability("a_wins", f"{a['name']} wins", a_wins),
+            probability("b_wins", f"{b['name']} wins", b_wins),
+            probability("draw", "A draw", 1 - a_wins - b_wins),
+        ],
+        "expected": [],
+        "distributions": [],
+    }
+
+
+def _best_of_three(win: Fraction, lose: Fraction, tie: Fraction) -> tuple[Fraction, Fraction]:
+    """P(more of three independent rolls won than lost), each way."""
+    a = b = Fraction(0)
+    for won in range(4):
+        for lost in range(4 - won):
+            tied = 3 - won - lost
+            ways = factorial(3) // (factorial(won) * factorial(lost) * factorial(tied))
+            weight = ways * win**won * lose**lost * tie**tied
+            if won > lost:
+                a += weight
+            elif lost > won:
+                b += weight
+    return a, b
+
+
+# --- the question ------------------------------------------------------------------------------------
+
+
+def odds(system: RuleSystem, state: State, viewer: Viewer, declaration: Mapping[str, Any]) -> dict[str, Any]:
+    kind = declaration.get("type")
+    if kind in ("check", "contest"):
+        if not viewer.is_gm:
+            raise NotPermitted("checks and contests are the GM's tools")
+        known = _known_state(system, state, viewer)
+        answer = check_odds(known, declaration) if kind == "check" else contest_odds(known, declaration)
+        return {"system": system.id, "method": "exact", "type": kind, **answer}
+    cid = declaration.get("combatant")
+    if not isinstance(cid, str) or cid not in state.get("combatants", {}):
+        raise InvalidDeclaration("the odds need the combatant who would attack")
+    if viewer.role == "player" and not viewer.controls(state, cid):
+        raise NotPermitted("you can see the odds only for the combatants of your own seat")
+    if state.get("status") != "active":
+        raise IllegalDeclaration("the battle is not running")
+    known = _known_state(system, state, viewer)
+    c = known["combatants"][cid]
+    if kind in ("attack", "shoot"):
+        target = declaration.get("target")
+        if not isinstance(target, str) or target not in known["combatants"] or target == cid:
+            raise InvalidDeclaration("the odds of an attack need its target")
+        if known["combatants"][target]["defeated"]:
+            raise IllegalDeclaration(f"{known['combatants'][target]['name']} is already out of play")
+        if kind == "shoot" and not c["launcher"]:
+            raise IllegalDeclaration(f"{c['name']} has no missile weapon")
+        wanted = [{"type": kind, "target": target, "label": f"{kind.capitalize()} {known['combatants'][target]['name']}"}]
+    elif kind is None:
+        # every attack and shot the phone would list for this character now
+        wanted = [a for a in bb._actions_for(known, c, viewer) if a["type"] in ("attack", "shoot")]
+    else:
+        raise InvalidDeclaration("odds are given for attack, shoot, check and contest")
+    choices = []
+    for item in wanted:
+        answer = attack_odds(known, item["type"], cid, item["target"])
+        choices.append({"key": f"{item['type']}:{item['target']}", "type": item["type"], "target": item["target"], "label": item["label"], **answer})
+    return {
+        "system": system.id,
+        "combatant": cid,
+        "method": "exact",
+        "choices": choices,
+        "outcomes": choices[0]["outcomes"] if len(choices) == 1 else [],
+    }
