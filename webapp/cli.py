@@ -1,4 +1,4 @@
-"""The ``battleboard`` command: ``serve`` the board (with a demo table), list tables, fetch assets."""
+"""The ``battleboard`` command: ``serve`` the board (with a demo table of every rule system), list tables, fetch assets."""
 
 from __future__ import annotations
 
@@ -8,15 +8,36 @@ import sys
 from pathlib import Path
 from typing import Any
 
-DEMO_SLUG = "demo"
+#: the demo tables ``serve`` prepares, one per rule system: slug, name, and the lineup as
+#: (preset name, side, controller); the heroes are the GM's until the GM hands them to a player
+DEMOS: dict[str, tuple[str, str, list[tuple[str, str, str]]]] = {
+    "phantoms-bane": ("demo", "Demo: a Phantom's Bane duel", [("Jharek", "A", "gm"), ("Wild Monster", "B", "computer")]),
+    "eclipse-phase": ("demo-eclipse-phase", "Demo: Eclipse Phase boarding action", [
+        ("Jinx", "A", "gm"), ("Habitat guard", "A", "gm"), ("Exhuman stalker", "B", "computer"), ("Security synth", "B", "computer"),
+    ]),
+    "olympia": ("demo-olympia", "Demo: an Olympia field battle", [
+        ("Noble with two knights", "A", "gm"), ("Captain of archers", "A", "gm"),
+        ("Pirate captain", "B", "computer"), ("Knight commander", "B", "computer"),
+    ]),
+    "adnd": ("demo-adnd", "Demo: AD&D in the orc caves", [
+        ("Fighter (5th level)", "A", "gm"), ("Cleric (2nd level)", "A", "gm"), ("Thief (2nd level)", "A", "gm"),
+        ("Orc", "B", "computer"), ("Gnoll", "B", "computer"), ("Bugbear", "B", "computer"),
+    ]),
+    "battles-and-balances": ("demo-battles-and-balances", "Demo: Battles&Balances skirmish", [
+        ("Prince Vasyl of Ostgrund", "A", "gm"), ("Baerg the Fighter", "A", "gm"),
+        ("Huge Orc", "B", "computer"), ("Goblin Archer", "B", "computer"),
+    ]),
+}
+DEMO_SLUG = DEMOS["phantoms-bane"][0]
 
 
 def _links(table: Any, host_urls: list[str]) -> list[str]:
     lines = [f"  Table {table.name!r} ({table.system_id}), join code {table.join_code}"]
     for base in host_urls:
-        lines.append(f"    GM screen:  {base}/t/{table.slug}/gm?key={table.gm_token}")
-        lines.append(f"    Players:    {base}/j/{table.join_code}")
-        lines.append(f"    Spectators: {base}/t/{table.slug}/watch")
+        lines.append(f"    Table display: {base}/t/{table.slug}/display")
+        lines.append(f"    GM console:    {base}/t/{table.slug}/gm?key={table.gm_token}")
+        lines.append(f"    Players join:  {base}/j/{table.join_code}")
+        lines.append(f"    Spectators:    {base}/t/{table.slug}/watch")
     return lines
 
 
@@ -33,24 +54,53 @@ def host_urls(host: str, port: int, public_url: str | None = None) -> list[str]:
     return urls
 
 
-def ensure_demo(app: Any) -> Any:
-    """The demo table: a Phantom's Bane duel, Jharek (GM until a player takes him) against a computer monster."""
-    from rules import RulesError, get_system
+def demo_lineup(system_id: str) -> list[dict[str, Any]]:
+    """A demo's lineup from its system's presets."""
+    from rules import get_system
+
+    presets = {p["name"]: p for p in get_system(system_id).presets()}
+    lineup = []
+    for number, (preset, side, controller) in enumerate(DEMOS[system_id][2], start=1):
+        entry = dict(presets[preset])
+        entry.update(id=f"c{number}", side=side, controller=controller, seat=None)
+        lineup.append(entry)
+    return lineup
+
+
+def ensure_demo(app: Any) -> list[Any]:
+    """One demo table per rule system, each with a lineup from the system's presets and its battle
+    started (an Olympia battle past its deployment), ready to play. Idempotent: a table that is
+    there already is left as it is (its battle too), one without a battle gets one."""
+    from rules import RulesError, Viewer, available_systems
 
     service = app.extensions["battleboard"].service
-    try:
-        return service.table(slug=DEMO_SLUG)
-    except RulesError:
-        pass
-    table = service.create_table("Demo duel", "phantoms-bane", slug=DEMO_SLUG)
-    presets = {p["name"]: p for p in get_system("phantoms-bane").presets()}
-    hero = dict(presets.get("Jharek") or next(iter(presets.values())))
-    foe = dict(presets.get("Wild Monster") or list(presets.values())[-1])
-    hero.update(id="jharek", side="A", controller="gm", seat=None)
-    foe.update(id="monster", side="B", controller="computer", seat=None)
-    service.set_lineup(table.id, [hero, foe])
-    service.start_battle(table.id)
-    return service.table(table_id=table.id)
+    tables = []
+    for system in available_systems():
+        if system.id not in DEMOS:
+            continue
+        slug, name, _ = DEMOS[system.id]
+        try:
+            table = service.table(slug=slug)
+        except RulesError:
+            table = service.create_table(name, system.id, slug=slug)
+        if table.battle_id is None:
+            if not table.lineup:
+                service.set_lineup(table.id, demo_lineup(system.id))
+            battle_id = service.start_battle(table.id).battle_id
+            if service.battle(battle_id).status == "setup":  # Olympia's deployment: the presets' rows as they are
+                service.declare(battle_id, Viewer.gm(), {"type": "begin"}, actor="gm")
+            table = service.table(table_id=table.id)
+        tables.append(table)
+    return tables
+
+
+def demo_report(tables: list[Any], urls: list[str]) -> str:
+    """What ``serve`` prints: every demo table's links, and where a TV pairs."""
+    lines = []
+    for table in tables:
+        lines += _links(table, urls)
+    lines.append(f"  A TV or laptop for the table: open {urls[-1]}/screen (or the front page) and pair it from the GM console's Join tab.")
+    return "\n".join(lines)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -63,13 +113,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
         ensure_client(Path(app.static_folder or ""), Path(app.instance_path))
     except VendorError as exc:
         print(f"warning: {exc}", file=sys.stderr)
-    tables = []
-    if args.demo:
-        tables.append(ensure_demo(app))
+    tables = ensure_demo(app) if args.demo else []
     config = app.config["BATTLEBOARD"]
     print(f"Battleboard on {args.host}:{args.port} — database {config.database_url.split('@')[-1]}")
-    for table in tables:
-        print("\n".join(_links(table, host_urls(args.host, args.port, args.public_url))))
+    if tables:
+        print(demo_report(tables, host_urls(args.host, args.port, args.public_url)))
     print("Create more tables from the front page:", host_urls(args.host, args.port, args.public_url)[-1] + "/")
     sys.stdout.flush()
     settle_memory()
@@ -122,9 +170,11 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--host", default=os.environ.get("BATTLEBOARD_HOST", "0.0.0.0"))
     serve.add_argument("--port", type=int, default=int(os.environ.get("BATTLEBOARD_PORT", "5000")))
     serve.add_argument("--public-url", default=os.environ.get("BATTLEBOARD_PUBLIC_URL"), help="the address players use, if behind a proxy")
-    serve.add_argument("--demo", action=argparse.BooleanOptionalAction, default=True, help="create a demo duel table (default: yes)")
+    serve.add_argument(
+        "--demo", action=argparse.BooleanOptionalAction, default=True, help="prepare a demo table of every rule system (default: yes)"
+    )
     serve.set_defaults(func=cmd_serve)
-    tables = sub.add_parser("tables", help="list the tables with their GM, player and spectator links")
+    tables = sub.add_parser("tables", help="list the tables with their display, GM, player and spectator links")
     tables.add_argument("--host", default="0.0.0.0")
     tables.add_argument("--port", type=int, default=5000)
     tables.set_defaults(func=cmd_tables)
