@@ -190,7 +190,7 @@ function renderResult() {
     words = last ? last.text : null;
   }
   els.result.dataset.testid = "last-result-words";
-  replace(els.result, words ? h("p", { class: "d-result-text" }, words) : null);
+  replace(els.result, words ? h("p", { class: "d-result-text" }, words) : h("p", { class: "d-muted" }, "No result yet"));
 }
 
 function renderDice() {

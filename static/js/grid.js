@@ -142,6 +142,8 @@ export function renderGrid(container, spec) {
   const showNames = spec.names !== false;
   const nameSize = (spec.nameSize || 0.24) * cell;
   const tokens = s("g", { class: "grid-tokens" });
+  const names = s("g", { class: "grid-token-names", "aria-hidden": "true" });
+  const occupied = new Set((spec.tokens || []).map((t) => `${t.x},${t.y}`));
   const ordered = [...(spec.tokens || [])].sort((a, b) => (a.active ? 1 : 0) - (b.active ? 1 : 0));
   for (const t of ordered) {
     const mark = sideMark(t.side, sides);
@@ -155,7 +157,7 @@ export function renderGrid(container, spec) {
       "aria-label": t.title || t.name || t.label || t.id,
     });
     const inner = s("g", { class: "token-inner", dataset: { testid: `token-${t.id}`, id: t.id } });
-    if (t.active) inner.append(s("circle", { class: "token-active-halo", r: cell * 0.52 }));
+    if (t.active) inner.append(s("circle", { class: "token-active-halo", r: cell * 0.56, "stroke-width": cell * 0.06 }));
     const body = s("circle", { class: "token-body", r });
     if (t.colour) body.style.setProperty("fill", t.colour);
     inner.append(body);
@@ -189,11 +191,18 @@ export function renderGrid(container, spec) {
     inner.append(s("title", {}, t.title || t.name || t.label || t.id));
     outer.append(inner);
     if (showNames && (t.name || t.label)) {
-      const text = t.name ? shortName(t.name, 12) : String(t.label);
+      // side by side with another token, every other name goes above its token so the two stay apart
+      const crowded = occupied.has(`${t.x - 1},${t.y}`) || occupied.has(`${t.x + 1},${t.y}`);
+      const above = crowded && t.x % 2 === 1;
+      const text = t.name ? shortName(t.name, crowded ? 10 : 16) : String(t.label);
       const name = s("text", {
-        class: "token-name", "text-anchor": "middle", "dominant-baseline": "hanging", y: cell * 0.47, style: fs(nameSize),
+        class: "token-name", "text-anchor": "middle", "dominant-baseline": above ? "auto" : "hanging",
+        y: above ? -cell * 0.5 : cell * 0.47, style: fs(nameSize),
       }, text);
-      outer.append(name);
+      name.dataset.combatant = t.id;
+      names.append(name);
+      name.setAttribute("transform", `translate(${(t.x + 0.5) * cell} ${(t.y + 0.5) * cell})`);
+      if (t.active) name.classList.add("active");
     }
     if (spec.onTokenClick) {
       outer.addEventListener("click", (ev) => { ev.stopPropagation(); spec.onTokenClick(t.id); });
@@ -202,7 +211,7 @@ export function renderGrid(container, spec) {
     if (spec.canDrag && spec.canDrag(t.id) && spec.onDrop) makeDraggable(svg, outer, t, cell, width, height, spec.onDrop);
     tokens.append(outer);
   }
-  svg.append(tokens);
+  svg.append(tokens, names);
 
   if (spec.onCellClick) {
     svg.addEventListener("click", (ev) => {

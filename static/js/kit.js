@@ -48,7 +48,7 @@ export function sideBadge(side, sides = []) {
       : m.shape === "diamond" ? s("polygon", { points: "12,0 24,12 12,24 0,12" })
         : s("circle", { cx: 12, cy: 12, r: 11 });
   return s("svg", { class: `kit-side ${m.cls} kit-shape-${m.shape}`, viewBox: "0 0 24 24", role: "img", "aria-label": `side ${m.letter}` },
-    shape, s("text", { x: 12, y: m.shape === "triangle" ? 19 : 16.5, "text-anchor": "middle" }, m.letter));
+    shape, s("text", { x: 12, y: m.shape === "triangle" ? 20 : 18, "text-anchor": "middle" }, m.letter));
 }
 
 /** A short name that still reads: initials of a long name, or the first word. */

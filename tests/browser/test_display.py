@@ -1,0 +1,210 @@
+"""The table display in real Chromium, for each of the five systems: it fits 1920×1080 (and 1280×720,
+3840×2160) without scrolling, its smallest text is 24 px at 1080p, the board covers at least half the
+screen, grid tokens are at least 64 px, and nothing only the GM may see reaches its DOM or its socket.
+
+The tables are set up through the service on the live server's own database before any page opens
+(the server reads every table and battle from the database), so the test does not depend on the GM
+console's forms."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rules.core import Viewer
+from tests.browser.conftest import LiveServer, SocketSpy
+from webapp.db import make_engine
+from webapp.service import BattleService
+
+pytestmark = pytest.mark.browser
+
+GM_NOTE = "GMNOTE-ambush-behind-the-reactor-7Q"
+SYSTEMS = ["phantoms-bane", "eclipse-phase", "olympia", "adnd", "battles-and-balances"]
+GRID_SYSTEMS = {"eclipse-phase", "adnd", "battles-and-balances"}
+
+
+def service_for(server: LiveServer) -> BattleService:
+    return BattleService(make_engine(f"sqlite:///{server.instance / 'battleboard.sqlite3'}"))
+
+
+def lineup_for(system: str) -> list[dict[str, Any]]:
+    from rules.registry import get_system
+
+    presets = {p["name"]: p for p in get_system(system).presets()}
+
+    def pick(name: str, side: str, **extra: Any) -> dict[str, Any]:
+        return {**presets[name], "side": side, "controller": "gm", **extra}
+
+    if system == "phantoms-bane":
+        return [pick("Jharek", "A"), pick("Wild Monster", "B")]
+    if system == "eclipse-phase":
+        return [pick("Jinx", "A"), pick("Exhuman stalker", "B", durability=47), pick("Habitat guard", "A"), pick("Security synth", "B")]
+    if system == "olympia":
+        return [pick("Lord of the keep", "A"), pick("Knight commander", "B"), pick("Captain of archers", "B"), pick("Noble with two pikemen", "A")]
+    if system == "adnd":
+        return [pick("Fighter (1st level)", "A"), pick("Cleric (2nd level)", "A"), pick("Orc", "B", hp=37), pick("Goblin", "B")]
+    return [pick("Prince Vasyl of Ostgrund", "A"), pick("Shock Trooper", "B"), pick("Baerg the Fighter", "A"), pick("Huge Orc", "B")]
+
+
+def prepare(server: LiveServer, system: str) -> tuple[str, str]:
+    """A table of ``system`` with its battle started, a GM note and (Phantom's Bane) one side's secret
+    choice pending; returns its slug and the GM's key."""
+    service = service_for(server)
+    table = service.create_table(f"Display {system}", system)
+    service.set_lineup(table.id, lineup_for(system))
+    service.set_notes(table.id, GM_NOTE)
+    result = service.start_battle(table.id, seed="display-test")
+    if system == "phantoms-bane":
+        service.declare(result.battle_id, Viewer.gm(), {"type": "choose", "combatant": "c1", "option": "run_away"})
+    service.engine.dispose()
+    return table.slug, table.gm_token
+
+
+MEASURE = """() => {
+  const stage = document.getElementById('stage');
+  const vw = window.innerWidth, vh = window.innerHeight;
+  let smallest = Infinity, smallestText = '';
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  while (walker.nextNode()) {
+    const node = walker.currentNode;
+    if (!node.textContent.trim()) continue;
+    const el = node.parentElement;
+    if (!el || (el.checkVisibility && !el.checkVisibility({visibilityProperty: true}))) continue;
+    const range = document.createRange();
+    range.selectNodeContents(node);
+    const r = range.getBoundingClientRect();
+    if (r.width < 1 || r.height < 1 || r.right <= 0 || r.bottom <= 0 || r.left >= vw || r.top >= vh) continue;
+    const board = el.closest('[data-testid=board]');
+    if (board) {
+      const b = board.getBoundingClientRect();
+      if (r.right <= b.left || r.left >= b.right || r.bottom <= b.top || r.top >= b.bottom) continue;  // clipped away
+    }
+    let size = parseFloat(getComputedStyle(el).fontSize);
+    if (el instanceof SVGElement) {
+      const m = el.getScreenCTM();
+      size *= Math.hypot(m.a, m.b);
+    } else {
+      size *= stage.getBoundingClientRect().width / stage.offsetWidth;
+    }
+    if (size < smallest) { smallest = size; smallestText = node.textContent.trim().slice(0, 40); }
+  }
+  const board = document.querySelector('[data-testid=board]').getBoundingClientRect();
+  const tokens = [...document.querySelectorAll('[data-testid=token]')].map((t) => {
+    const body = t.querySelector('.token-body') || t.querySelector('.kit-token-disc') || t;
+    const r = body.getBoundingClientRect();
+    return {id: t.dataset.combatant, w: r.width, h: r.height, visible: r.right > board.left && r.left < board.right && r.bottom > board.top && r.top < board.bottom};
+  });
+  return {
+    scrollW: document.documentElement.scrollWidth, scrollH: document.documentElement.scrollHeight,
+    bodyW: document.body.scrollWidth, bodyH: document.body.scrollHeight,
+    vw, vh, smallest, smallestText, board: {w: board.width, h: board.height}, tokens,
+    text: document.body.innerText,
+  };
+}"""
+
+
+def measure(page: Any) -> dict[str, Any]:
+    return page.evaluate(MEASURE)
+
+
+def assert_fits(m: dict[str, Any], label: str) -> None:
+    assert m["scrollW"] <= m["vw"] and m["scrollH"] <= m["vh"], f"{label}: the page scrolls ({m['scrollW']}×{m['scrollH']} in {m['vw']}×{m['vh']})"
+    assert m["bodyW"] <= m["vw"] and m["bodyH"] <= m["vh"], f"{label}: the body overflows"
+
+
+def open_display(browser: Any, url: str, width: int, height: int) -> tuple[Any, Any, SocketSpy]:
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    spy = SocketSpy(page)
+    page.goto(url)
+    page.wait_for_selector("[data-testid=connection-status][data-state=live]")
+    return context, page, spy
+
+
+def wait_for_board(page: Any, system: str) -> None:
+    if system in GRID_SYSTEMS:
+        page.wait_for_selector("[data-testid=board] [data-testid=token]")
+    elif system == "olympia":
+        page.wait_for_selector("[data-testid=board] [data-testid^=unit-]")
+    else:
+        page.wait_for_selector("[data-testid=board] [data-testid=chosen-c1][data-chosen=true]")
+    page.wait_for_timeout(900)  # the dice and rings settle before the screenshot
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_the_table_display_reads_from_across_the_room(browser: Any, live_server: LiveServer, shots: Path, system: str) -> None:
+    slug, gm_token = prepare(live_server, system)
+    url = f"{live_server.url}/t/{slug}/display"
+    context, page, spy = open_display(browser, url, 1920, 1080)
+    try:
+        page.wait_for_selector("[data-testid=table-display]")
+        wait_for_board(page, system)
+        page.screenshot(path=str(shots / f"display-{system}-1080p.png"))
+        m = measure(page)
+        assert_fits(m, "1920×1080")
+        assert m["smallest"] >= 24 - 0.01, f"text {m['smallestText']!r} is {m['smallest']:.1f} px at 1080p"
+        assert m["board"]["w"] * m["board"]["h"] >= 0.5 * 1920 * 1080, f"the board covers only {m['board']}"
+        if system in GRID_SYSTEMS:
+            visible = [t for t in m["tokens"] if t["visible"]]
+            assert len(visible) == len(lineup_for(system)), f"not every token is on the board: {m['tokens']}"
+            for t in visible:
+                assert t["w"] >= 64 and t["h"] >= 64, f"token {t['id']} is {t['w']:.0f}×{t['h']:.0f} px"
+        # the turn cue names who acts (or what is awaited) in large words
+        cue = page.inner_text("[data-testid=turn-cue]")
+        assert cue.strip(), "no turn cue"
+        if system in ("eclipse-phase", "battles-and-balances"):
+            assert cue.startswith("Now: "), cue
+
+        # nothing only the GM sees: the GM's note, the GM's key, hidden NPC values, a pending choice
+        frames = spy.text()
+        assert frames, "the display received nothing"
+        html = page.content()
+        for where, text in (("DOM", html), ("socket", frames)):
+            assert GM_NOTE not in text, f"the GM's note reached the display's {where}"
+            assert gm_token not in text, f"the GM's key reached the display's {where}"
+            assert '"gm_notes"' not in text and '"lineup"' not in text, f"the GM's table payload reached the display's {where}"
+        if system == "eclipse-phase":
+            assert '"durability"' not in frames, "an NPC's Durability reached the display's socket"
+            assert "/47" not in m["text"] and "47" not in page.inner_text("[data-testid=board]"), "an NPC's Durability is on the display"
+        if system == "adnd":
+            assert '"hp_max"' not in frames and '"hp": 37' not in frames, "an NPC's hit points reached the display's socket"
+            assert "37" not in page.inner_text("[data-testid=board]"), "an NPC's hit points are on the display"
+        if system == "phantoms-bane":
+            leaks = [p for p in (r'"choice":\s*"run_away"', r'"option":\s*"run_away"', r"will run away") if re.search(p, frames)]
+            assert not leaks, f"the pending choice reached the display's socket: {leaks}"
+            assert "Run Away" not in m["text"], "the pending choice is on the display"
+            assert page.get_attribute("[data-testid=chosen-c2]", "data-chosen") == "false"
+
+        # the same picture scaled to a 720p laptop and a 4K TV, never scrolled
+        for width, height in ((1280, 720), (3840, 2160)):
+            page.set_viewport_size({"width": width, "height": height})
+            page.wait_for_timeout(400)
+            m = measure(page)
+            assert_fits(m, f"{width}×{height}")
+            assert m["board"]["w"] >= 0.6 * width, f"the board does not scale with the screen at {width}×{height}"
+            page.screenshot(path=str(shots / f"display-{system}-{height}p.png"))
+    finally:
+        context.close()
+
+
+def test_the_spectator_link_shows_the_same_display_on_a_phone(browser: Any, live_server: LiveServer, shots: Path) -> None:
+    slug, gm_token = prepare(live_server, "eclipse-phase")
+    context = browser.new_context(viewport={"width": 375, "height": 667}, is_mobile=True, has_touch=True, device_scale_factor=2)
+    try:
+        page = context.new_page()
+        spy = SocketSpy(page)
+        page.goto(f"{live_server.url}/t/{slug}/display?layout=watch")
+        page.wait_for_selector("[data-testid=connection-status][data-state=live]")
+        page.wait_for_selector("[data-testid=board] [data-testid=token]")
+        page.wait_for_timeout(600)
+        assert page.evaluate("document.documentElement.scrollWidth") <= 375, "the spectator page scrolls sideways on a phone"
+        assert page.locator("[data-testid=board] [data-testid=token]").count() == 4
+        page.screenshot(path=str(shots / "watch-eclipse-phase-phone.png"), full_page=True)
+        assert GM_NOTE not in spy.text() and gm_token not in spy.text()
+        assert json.dumps(GM_NOTE) not in page.content()
+    finally:
+        context.close()
