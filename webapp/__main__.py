@@ -1,8 +1,10 @@
 """Bootstrap a checkout with the standard library alone: ``python3 -m webapp serve`` / ``python3 -m webapp test``.
 
 ``serve``  creates ``.venv`` if needed, installs Battleboard into it and starts the board on SQLite
-           with a demo table, printing the GM, player and spectator addresses.
-``test``   installs everything the tests need (the test extra, Chromium, the Socket.IO client),
+           with a demo table of every rule system, printing each one's display, GM, player and
+           spectator addresses.
+``test``   installs everything the tests need (the test extra, Chromium, the Socket.IO client,
+           axe-core for the accessibility tests),
            then runs ruff and the whole test suite. Extra arguments go to pytest.
 """
 
@@ -73,7 +75,7 @@ def cmd_serve(args: list[str]) -> int:
 def cmd_test(args: list[str]) -> int:
     ensure_venv("test")
     ensure_chromium()
-    run(BIN / "battleboard", "fetch-assets")
+    run(BIN / "battleboard", "fetch-assets", "--tests")  # the Socket.IO client, and axe-core for the accessibility tests
     say("ruff check")
     run(BIN / "ruff", "check", "rules", "webapp", "tests")
     say("pytest")

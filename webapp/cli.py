@@ -147,6 +147,10 @@ def cmd_fetch_assets(args: argparse.Namespace) -> int:
 
     config = load_config().finish()
     print(ensure_client(asset_dir("static"), config.instance_path))
+    if args.tests:
+        from .vendor import ensure_axe
+
+        print(ensure_axe(Path(config.instance_path)))
     return 0
 
 
@@ -179,6 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     tables.add_argument("--port", type=int, default=5000)
     tables.set_defaults(func=cmd_tables)
     fetch = sub.add_parser("fetch-assets", help="fetch the Socket.IO browser client (needs npm, once)")
+    fetch.add_argument("--tests", action="store_true", help="also fetch axe-core, which the accessibility tests run")
     fetch.set_defaults(func=cmd_fetch_assets)
     replay = sub.add_parser("replay", help="replay a battle from its log and check every snapshot")
     replay.add_argument("battle_id", type=int)
