@@ -163,13 +163,37 @@ def surprise_result(dice_by_side: Mapping[str, int]) -> tuple[str | None, int]:
     return s2, f2 - f1
 
 
-def morale_score(hit_dice: int, hp: int, modifier: int = 0) -> int:
-    """Morale in percent: 50, +5 per Hit Die above 1, +1 per hit point above the Hit Dice, + modifier.
+def morale_score(hit_dice: int, plus: int = 0, modifier: int = 0) -> int:
+    """Morale in percent of a monster of ``hit_dice``+``plus`` Hit Dice: 50, +5 per Hit Die above 1,
+    +1 per point of the "+M", + modifier. It belongs to the monster type: current hit points never
+    enter it (ruling AD&D-4).
 
-    >>> morale_score(1, 5), morale_score(4, 20, -10)
-    (54, 71)
+    >>> morale_score(4, 4), morale_score(1), morale_score(3, 1, -10)
+    (69, 50, 51)
     """
-    return 50 + 5 * max(0, hit_dice - 1) + max(0, hp - hit_dice) + modifier
+    return 50 + 5 * max(0, hit_dice - 1) + max(0, plus) + modifier
+
+
+#: what a failed morale check does, by how far the roll went over the score:
+#: (highest margin, key, words for the log, status while it lasts)
+MORALE_BANDS: tuple[tuple[int, str, str, str], ...] = (
+    (15, "fall_back", "falls back, fighting", "falling back"),
+    (30, "retreat", "disengages to retreat", "retreating"),
+    (50, "panic", "flees in panic", "fleeing in panic"),
+    (10**6, "surrender", "surrenders", "surrendered"),
+)
+
+
+def morale_failure(margin: int) -> tuple[str, str]:
+    """The band of a failed morale check (``margin`` = roll + modifiers - score, at least 1).
+
+    >>> morale_failure(15), morale_failure(16)[0], morale_failure(31)[0], morale_failure(51)[0]
+    (('fall_back', 'falls back, fighting'), 'retreat', 'panic', 'surrender')
+    """
+    for top, key, words, _status in MORALE_BANDS:
+        if margin <= top:
+            return key, words
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def delay_segments(seconds: float) -> int:
@@ -240,7 +264,11 @@ COMBATANT_FIELDS = [
     Field("ac", "Armour class", "int", 10, -10, 10, help="Lower is better; 10 is unarmoured.", group="Vitals"),
     Field("thac0", "To hit AC 0", "int", 20, 1, 25,
           help="The d20 score needed to hit armour class 0 (THAC0), read from the attack matrix.", group="Attack"),
-    Field("hit_dice", "Level or Hit Dice", "int", 1, 0, 20, help="Used for morale.", group="Vitals"),
+    Field("hit_dice", "Level or Hit Dice", "int", 1, 0, 20, help="The N of a monster written N+M Hit Dice; "
+          "sets the morale score.", group="Vitals"),
+    Field("hit_dice_plus", "Hit Dice plus (the +M of N+M)", "int", 0, 0, 20,
+          help="A 4+4 monster has 4 here; each point adds 1% to morale. Current hit points never change "
+               "morale.", group="Vitals"),
     Field("weapon", "Melee weapon", "choice", "long_sword",
           choices=tuple((k, v["label"]) for k, v in WEAPONS.items()), group="Attack",
           help="Sets damage, speed factor and length. Natural attacks have no speed factor."),
@@ -269,7 +297,9 @@ OPTION_FIELDS = [
     Field("bleed_at_zero", "Bleed from exactly 0 hit points", "bool", False,
           help="Off: only those below 0 bleed. On: those at exactly 0 bleed too."),
     Field("fast_weapon_extra", "Extra attacks for much faster weapons on tied initiative", "bool", False,
-          help="On a tie, a weapon at least 5 speed factor faster than its target's gets one more attack."),
+          help="On a tie, against a foe who also strikes in melee: a weapon with at most half the foe's speed "
+               "factor, or 5 or more lower, strikes twice before it; 10 or more lower, twice before and once "
+               "more with it. Never while either is closing (not yet in striking range) or charging."),
     Field("width", "Grid width (squares)", "int", 20, 8, 60),
     Field("height", "Grid height (squares)", "int", 20, 8, 60),
 ]
@@ -291,12 +321,12 @@ PRESETS: list[dict[str, Any]] = [
      "move": 6, "dies_at_zero": True, "morale_mod": -5},
     {"name": "Gnoll", "side": "B", "hp": 10, "ac": 5, "thac0": 16, "hit_dice": 2, "weapon": "halberd", "move": 9,
      "dies_at_zero": True},
-    {"name": "Bugbear", "side": "B", "hp": 15, "ac": 5, "thac0": 16, "hit_dice": 3, "weapon": "morning_star",
-     "move": 9, "dies_at_zero": True},
-    {"name": "Ogre", "side": "B", "hp": 22, "ac": 5, "thac0": 15, "hit_dice": 4, "weapon": "natural",
-     "damage": "1d10", "move": 9, "dies_at_zero": True},
-    {"name": "Owlbear", "side": "B", "hp": 30, "ac": 5, "thac0": 15, "hit_dice": 5, "weapon": "natural",
-     "damage": "1d8", "attacks": 3, "move": 12, "dies_at_zero": True},
+    {"name": "Bugbear", "side": "B", "hp": 15, "ac": 5, "thac0": 16, "hit_dice": 3, "hit_dice_plus": 1,
+     "weapon": "morning_star", "move": 9, "dies_at_zero": True},
+    {"name": "Ogre", "side": "B", "hp": 22, "ac": 5, "thac0": 15, "hit_dice": 4, "hit_dice_plus": 1,
+     "weapon": "natural", "damage": "1d10", "move": 9, "dies_at_zero": True},
+    {"name": "Owlbear", "side": "B", "hp": 30, "ac": 5, "thac0": 15, "hit_dice": 5, "hit_dice_plus": 2,
+     "weapon": "natural", "damage": "1d8", "attacks": 3, "move": 12, "dies_at_zero": True},
     {"name": "Giant rat", "side": "B", "hp": 2, "ac": 7, "thac0": 20, "hit_dice": 0, "weapon": "natural",
      "damage": "1d3", "move": 12, "dies_at_zero": True},
 ]
@@ -320,7 +350,10 @@ HELP = [
              "spells, devices or turning, E movement and charges, F set a weapon against a charge, G melee. "
              "The side that wins initiative (a d6 each, higher wins) resolves its actions in letter order, "
              "then the other side does. On a tie both sides go letter by letter together, and melee goes in "
-             "order of weapon speed factor; attacks with no speed factor always happen on a tie."},
+             "order of weapon speed factor, lowest first, equal ones at once; attacks with no speed factor "
+             "always happen on a tie, with the fastest weapons. Segments lost to slow declaring add to that "
+             "number. A slow weapon never loses its blow for being slow, even when its number passes 10: it "
+             "comes after the faster ones in the same round. Only a wielder who falls before it comes loses it."},
     {"title": "Out of turn",
      "text": "Several cases jump the queue. A combatant with two or more attack routines slips one attack in "
              "just before the enemy's first. A missile shooter's reaction adjustment added to their side's "
@@ -347,9 +380,17 @@ HELP = [
              "45 unsure leaning hostile, up to 55 neutral, up to 75 unsure leaning friendly, up to 95 "
              "friendly, above that enthusiastic. Surprise: a d6 per side, 1 or 2 means surprised for that "
              "many segments; if both are, only the difference counts. Distance indoors: d6+4 inches, or 1 to 3 "
-             "if someone is surprised; outdoors 6d4 inches less the surprised side's die. Morale: 50% plus 5 "
-             "per Hit Die above 1 plus 1 per hit point above the Hit Dice, plus adjustments; it holds when "
-             "d100 plus the modifier is at most that score."},
+             "if someone is surprised; outdoors 6d4 inches less the surprised side's die."},
+    {"title": "Morale",
+     "text": "A morale score belongs to the kind of creature, not to how hurt it is: 50%, plus 5 for each Hit "
+             "Die above the first, plus 1 for each point of the +M of a monster written N+M Hit Dice (a 4+4 "
+             "monster has 69%), plus its own adjustment. Current hit points never change it: the DM puts "
+             "wounds, fallen friends and other circumstances into the check's modifier. The check holds when "
+             "d100 plus the modifier is at most the score. A failure acts by how far it went over: 1 to 15, "
+             "the creature falls back but keeps fighting; 16 to 30, it disengages and retreats; 31 to 50, it "
+             "flees in panic; 51 or more, it surrenders. Retreat and flight replace its action and take it "
+             "out of the fight; one who surrenders stays on the board, no longer acts and is no longer a "
+             "target."},
     {"title": "What the board leaves to the DM",
      "text": "The board keeps the order, the clock, the dice and the bookkeeping. The DM still judges: what a "
              "spell or a device does beyond plain damage (saving throws are rolled at the table), the result of "
@@ -359,7 +400,11 @@ HELP = [
     {"title": "Options",
      "text": "Scale: indoors (1 inch = 10 ft) or outdoors (1 inch = 10 yd), also switchable during the fight. "
              "Bleeding from exactly 0: off by default. Extra attacks for a much faster weapon on a tie: off by "
-             "default."},
+             "default. When on, on a tied round, a combatant who strikes a foe who also strikes in melee gets "
+             "extra blows if its weapon is much faster: a speed factor at most half the foe's, or 5 or more "
+             "lower, gives two blows before the foe's; 10 or more lower gives two before and a third at the "
+             "same moment as the foe's. Never in a round in which either of them is closing in (not yet side "
+             "by side or within weapon's length of its target) or charging."},
 ]
 
 PHASE_LABELS = {
@@ -459,7 +504,7 @@ class AdndDemonIdol(RuleSystem):
         combatants: dict[str, Any] = {}
         for c in lineup:
             combatants[c["id"]] = {**c, "hp_max": c["hp"], "x": 0, "y": 0, "condition": "ok",
-                                   "stable": False, "morale_failed": False}
+                                   "stable": False, "morale": None, "morale_margin": 0}
         state: State = {
             "system": self.id,
             "status": "active",
@@ -652,26 +697,36 @@ class AdndDemonIdol(RuleSystem):
             if side not in self.sides:
                 raise InvalidDeclaration("side must be A or B")
             group = [cid for cid in state["order"] if state["combatants"][cid]["side"] == side]
-        if not isinstance(group, list) or not group or any(c not in state["combatants"] for c in group):
+        if (not isinstance(group, list) or not group
+                or any(not isinstance(c, str) or c not in state["combatants"] for c in group)):
             raise InvalidDeclaration("combatants must list the ids of the group that checks morale")
         modifier = _int(d, "modifier", 0, -100, 100)
         roll = dice.randint(1, 100, "morale (d100)")
         total = roll.total + modifier
-        failed, held = [], []
-        for cid in group:
+        # the score is the monster type's (ruling AD&D-4): hit dice and the +M, never current hit points
+        parts: list[str] = []
+        margins: dict[str, int] = {}
+        results: dict[str, str] = {}
+        for cid in dict.fromkeys(group):
             c = state["combatants"][cid]
             if not _able(c):
                 continue
-            score = morale_score(c["hit_dice"], c["hp"], c["morale_mod"])
-            (held if total <= score else failed).append((cid, score))
-        for cid, _score in failed:
-            state["combatants"][cid]["morale_failed"] = True
-            self._replace_with_flight(state, cid, events)
-        parts = [f"{_label(c, state)} holds ({s}%)" for c, s in held]
-        parts += [f"{_label(c, state)} breaks ({s}%)" for c, s in failed]
+            score = morale_score(c["hit_dice"], c.get("hit_dice_plus", 0), c["morale_mod"])
+            if total <= score:
+                parts.append(f"{_label(cid, state)} holds ({score}%)")
+                if c.get("morale") == "fall_back":
+                    c["morale"] = None  # it stands its ground again
+                continue
+            margins[cid] = total - score
+            results[cid], words = morale_failure(total - score)
+            parts.append(f"{_label(cid, state)} fails by {total - score} ({score}%) and {words}")
         text = f"Morale check, d100 {roll.total}{modifier:+d} = {total}: " + ("; ".join(parts) or "nobody able")
         events.append(event("morale.checked", text + ".", rolls=[roll], total=total,
-                            failed=[c for c, _ in failed]))
+                            failed=list(results), results=results))
+        for cid, band in results.items():
+            self._morale_fails(state, cid, band, margins[cid], events)
+        if state["phase"] == "declarations" and results:
+            self._maybe_finish_declarations(state, dice, events)
         if opening:
             state["steps"]["morale"] = {"skipped": False, "note": text}
             self._after_opening(state, dice, events)
@@ -730,9 +785,11 @@ class AdndDemonIdol(RuleSystem):
                 }
                 events.append(event("declaration.made", f"{c['name']} keeps casting {spell['spell']}.",
                                     visibility=self._decl_visibility(state, cid), combatant=cid))
-            elif c["morale_failed"]:
-                state["declarations"][cid] = _auto_decl("flee")
-                events.append(event("declaration.made", f"{c['name']} has lost heart and flees.",
+            elif c.get("morale") in ("retreat", "panic") or c.get("morale_failed"):
+                band = c.get("morale") or "panic"
+                state["declarations"][cid] = self._flight_declaration(c)
+                words = "disengages and retreats" if band == "retreat" else "flees in panic"
+                events.append(event("declaration.made", f"{c['name']} has lost heart and {words}.",
                                     visibility=self._decl_visibility(state, cid), combatant=cid))
             elif c["controller"] == "computer":
                 state["declarations"][cid] = self._computer_declaration(state, cid, dice)
@@ -899,6 +956,8 @@ class AdndDemonIdol(RuleSystem):
             t = state["combatants"][target]
             if t["condition"] in ("dead", "fled"):
                 raise IllegalDeclaration(f"{t['name']} is no longer in the fight")
+            if t["condition"] == "surrendered" and kind in ("melee", "missile", "charge"):
+                raise IllegalDeclaration(f"{t['name']} has surrendered and is no longer a target")
             if kind in ("melee", "missile", "charge") and (target == cid or t["side"] == c["side"]):
                 raise IllegalDeclaration(f"{c['name']} cannot attack {t['name']}, who is on the same side")
             seg = state["surprise"].get("segment") if self._surprising_side(state) else 0
@@ -980,6 +1039,8 @@ class AdndDemonIdol(RuleSystem):
             return _auto_decl("melee", target, by="computer")
         if _missile(c)["rate"] > 0:
             return _auto_decl("missile", target, by="computer")
+        if c.get("morale") == "fall_back":
+            return _auto_decl("await", by="computer")  # falling back: it fights where it stands, no charge
         return _auto_decl("charge", target, by="computer")
 
     def _actors_all(self, state: State) -> list[str]:
@@ -1065,10 +1126,16 @@ class AdndDemonIdol(RuleSystem):
                 "trigger": a.get("trigger", ""), "attacks": c["attacks"] if a["kind"] == "melee" else 1,
                 "always": always, "delay": delay, "label": self._describe(state, a),
             }
-            for k in ("spell", "casting_time", "damage", "segments", "x", "y", "continuing", "note"):
+            for k in ("spell", "casting_time", "damage", "segments", "x", "y", "continuing", "note", "morale"):
                 if k in a:
                     act[k] = a[k]
-            if seg > 10:
+            if a.get("morale"):
+                what = "retreats" if a["morale"] == "retreat" else "flees in panic"
+                why.append(f"lost heart (morale failed by {a.get('morale_margin', 0)}): {what}")
+            if seg > 10 and a["kind"] == "melee":
+                # ruling AD&D-8: the number orders blows, it does not place them in segments
+                why.append(f"order {seg}: after every faster blow, still this round")
+            elif seg > 10:
                 act["status"] = "lost"
                 why.append("that pushes it past segment 10: the action is lost this round")
             queue.append(act)
@@ -1217,18 +1284,49 @@ class AdndDemonIdol(RuleSystem):
                                        f"{_label(first['combatant'], state)}'s first")
                 a["attacks"] -= 1
                 queue.append(part)
-        # option: a much faster weapon strikes again on a tie
+        # option (ruling AD&D-7): a much faster weapon strikes twice before the slower on a tie, and
+        # a third time with it when 10 or more faster; never while either of the two is closing or charging
         if tie and state["options"].get("fast_weapon_extra"):
             by_cid = {a["combatant"]: a for a in live if a["kind"] == "melee"}
-            for a in live:
+            for a in list(live):
                 t = by_cid.get(a.get("target") or "")
                 if a["kind"] != "melee" or t is None:
                     continue
                 mine = WEAPONS[combatants[a["combatant"]]["weapon"]]["speed"]
                 theirs = WEAPONS[combatants[t["combatant"]]["weapon"]]["speed"]
-                if mine and theirs and theirs - mine >= 5:
-                    a["attacks"] += 1
-                    a["why"].append(f"speed factor {mine} against {theirs}: one extra attack (option)")
+                if not mine or not theirs or mine >= theirs:
+                    continue
+                if theirs - mine >= 10:
+                    reason = "10 or more faster"
+                elif theirs >= 2 * mine:
+                    reason = "at most half"
+                elif theirs - mine >= 5:
+                    reason = "5 or more faster"
+                else:
+                    continue
+                closing = [x for x in (a, t) if not self._in_striking_range(state, x["combatant"], x["target"])]
+                if closing:
+                    who = _label(closing[0]["combatant"], state)
+                    a["why"].append(f"{who} is closing to striking range: no extra blows this round (option)")
+                    continue
+                name = _label(t["combatant"], state)
+                a["attacks"] += 1
+                a["why"].append(f"speed factor {mine} against {theirs}: {reason}, two blows first (option)")
+                if theirs - mine >= 10:
+                    part = copy.deepcopy(a)
+                    part.update({"id": a["id"] + ".3", "attacks": 1, "segment": t["segment"], "why": a["why"][:-1]})
+                    place(part, t, 0, f"speed factor {mine} against {theirs}: 10 or more faster, a third blow "
+                                      f"with {name}'s (option)")
+                    queue.append(part)
+
+    def _in_striking_range(self, state: State, cid: str, target: str) -> bool:
+        """Side by side, or within the weapon's length base to base (a melee blow needs no closing)."""
+        c, t = state["combatants"][cid], state["combatants"][target]
+        if chebyshev(c, t) <= 1:
+            return True
+        per_inch = FEET_PER_INCH[state["scale"]]
+        gap = math.hypot(t["x"] - c["x"], t["y"] - c["y"]) * per_inch - per_inch
+        return gap <= float(WEAPONS[c["weapon"]]["length"]) + 1e-9
 
     def _order_against_caster(self, state: State, a: dict[str, Any], spell: dict[str, Any], value: int,
                               what: str, place: Any) -> None:
@@ -1332,7 +1430,9 @@ class AdndDemonIdol(RuleSystem):
             c["condition"] = "fled"
             if self._surprising_side(state) and state["scale"] == "outdoors":
                 why = " (outdoors, with the foe surprised, the encounter is simply avoided)"
-            events.append(event("combatant.fled", f"{c['name']} flees the fight{why}.", **data))
+            verb = {"retreat": "disengages and retreats from the fight",
+                    "panic": "flees the fight in panic"}.get(a.get("morale") or "", "flees the fight")
+            events.append(event("combatant.fled", f"{c['name']} {verb}{why}.", **data))
         elif kind == "move":
             if a.get("x") is not None:
                 c["x"], c["y"] = a["x"], a["y"]
@@ -1371,6 +1471,11 @@ class AdndDemonIdol(RuleSystem):
         if t["condition"] in ("dead", "fled"):
             events.append(event("attack.wasted", f"{t['name']} is {t['condition']}: {c['name']}'s attack finds "
                                                  "nobody.", attacker=cid, target=target))
+            return []
+        if t["condition"] == "surrendered":
+            shot = with_what in {m["label"].lower() for m in MISSILES.values()}
+            events.append(event("attack.held", f"{t['name']} has surrendered: {c['name']} holds "
+                                               f"{'fire' if shot else 'the blow'}.", attacker=cid, target=target))
             return []
         need = c["thac0"] - t["ac"]
         n, sides, mod = parse_dice(damage)
@@ -1719,9 +1824,16 @@ class AdndDemonIdol(RuleSystem):
         state["recap"] = {"round": state["round"], "lines": lines}
 
     def _condition_word(self, c: Mapping[str, Any]) -> str:
+        band = c.get("morale")
         if c["condition"] == "ok":
+            status = next((st for _top, key, _words, st in MORALE_BANDS if key == band), None)
+            if status:
+                return f"wounded, {status}" if c["hp"] < c["hp_max"] else status
             return "fighting" if c["hp"] >= c["hp_max"] else "wounded"
-        return {"down": "down" + (" (stable)" if c["stable"] else ""), "dead": "dead", "fled": "fled"}[c["condition"]]
+        if c["condition"] == "fled" and band in ("retreat", "panic"):
+            return "retreated" if band == "retreat" else "fled in panic"
+        return {"down": "down" + (" (stable)" if c["stable"] else ""), "dead": "dead", "fled": "fled",
+                "surrendered": "surrendered"}[c["condition"]]
 
     def _do_next_round(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                        events: list[Event]) -> None:
@@ -1802,21 +1914,47 @@ class AdndDemonIdol(RuleSystem):
         self._condition_after(state, cid)
         events.append(event("hp.set", f"The DM sets {c['name']}'s hit points.", visibility=GM_ONLY, combatant=cid))
 
+    def _morale_fails(self, state: State, cid: str, band: str, margin: int, events: list[Event]) -> None:
+        """What a failed morale check does (ruling AD&D-4): falling back keeps the declared action;
+        a retreat or a panic replaces it with flight; a surrender ends the combatant's part in the fight."""
+        c = state["combatants"][cid]
+        c["morale"], c["morale_margin"] = band, margin
+        if band in ("retreat", "panic"):
+            self._replace_with_flight(state, cid, events)
+        elif band == "surrender":
+            c["condition"] = "surrendered"
+            state["casting"].pop(cid, None)
+            if state["phase"] == "declarations":
+                state["declarations"].pop(cid, None)
+            for a in state["queue"]:
+                if a["combatant"] == cid and a["status"] in ("pending", "readied"):
+                    a["status"] = "cancelled"
+                    a["why"].append("surrendered")
+            events.append(event("combatant.surrendered", f"{c['name']} surrenders and stops fighting.",
+                                combatant=cid))
+
+    def _flight_declaration(self, c: Mapping[str, Any]) -> dict[str, Any]:
+        band = c.get("morale") or "panic"
+        return {**_auto_decl("flee"), "morale": band, "morale_margin": c.get("morale_margin", 0)}
+
     def _replace_with_flight(self, state: State, cid: str, events: list[Event]) -> None:
-        if state["phase"] == "declarations" and cid in state["declarations"]:
-            state["declarations"][cid] = _auto_decl("flee")
+        c = state["combatants"][cid]
+        if state["phase"] == "declarations" and cid in self._actors(state):
+            state["declarations"][cid] = self._flight_declaration(c)
         if state["phase"] == "resolution":
             for a in state["queue"]:
                 if a["combatant"] == cid and a["status"] in ("pending", "readied"):
                     a["status"] = "cancelled"
             last = state["last_key"] or [0, 0, 0]
-            c = state["combatants"][cid]
+            band = c.get("morale") or "panic"
+            what = "retreat" if band == "retreat" else "flight"
             state["queue"].append({
                 "id": f"{state['round']}.flee.{cid}", "combatant": cid, "side": c["side"], "letter": "A",
                 "kind": "flee", "target": None, "segment": last[1], "key": [last[0], last[1], last[2] + 1],
-                "n": -1, "status": "pending", "why": ["morale", "morale failed: flight replaces the declared action"],
+                "n": -1, "status": "pending",
+                "why": ["morale", f"morale failed by {c.get('morale_margin', 0)}: {what} replaces the declared action"],
                 "hidden": False, "prepared": False, "trigger": "", "attacks": 1, "always": False, "delay": 0,
-                "label": "[A] flee",
+                "label": "[A] flee", "morale": band,
             })
 
     # --- projections ---------------------------------------------------------------------------
@@ -2061,7 +2199,9 @@ class AdndDemonIdol(RuleSystem):
             if group:
                 shown = [a for a in group if self._act_visible(state, viewer, a)]
                 who = ", ".join(_label(a["combatant"], state) for a in shown) or "a secret action"
-                return [f"Next to resolve (segment {min(10, group[0]['segment'])}): {who}."]
+                seg = group[0]["segment"]
+                when = f"after segment 10, order {seg}" if seg > 10 else f"segment {seg}"
+                return [f"Next to resolve ({when}): {who}."]
         if phase == "bleeding":
             return ["The DM applies bleeding: " + (", ".join(_label(c, state) for c in self._bleeders(state))
                                                    or "nobody bleeds") + "."]
@@ -2075,7 +2215,7 @@ class AdndDemonIdol(RuleSystem):
     def _declare_template(self, state: State, cid: str) -> dict[str, Any]:
         c = state["combatants"][cid]
         foes = [t for t in state["order"] if state["combatants"][t]["side"] != c["side"]
-                and state["combatants"][t]["condition"] not in ("dead", "fled")]
+                and state["combatants"][t]["condition"] not in ("dead", "fled", "surrendered")]
         seg = state["surprise"].get("segment") if self._surprising_side(state) else 0
         if seg:
             foes = [t for t in foes if state["combatants"][t]["reaction_mod"] < seg]
