@@ -2044,7 +2044,8 @@ class AdndDemonIdol(RuleSystem):
                     "attacks": c["attacks"], "speed_factor": w["speed"], "length_feet": w["length"],
                     "damage": _weapon(c)["damage"], "missile": MISSILES[c["missile"]]["label"],
                     "reaction_mod": c["reaction_mod"], "caster": c["caster"], "stable": c["stable"],
-                    "hit_dice": c["hit_dice"],
+                    "hit_dice": c["hit_dice"], "hit_dice_plus": c.get("hit_dice_plus", 0),
+                    "morale_score": morale_score(c["hit_dice"], c.get("hit_dice_plus", 0), c["morale_mod"]),
                 })
             combatants.append(entry)
         declarations = []

@@ -252,6 +252,10 @@ def test_a_4_plus_4_monster_has_69_percent_however_many_hit_points_it_has() -> N
         assert events[0]["text"] == ("Morale check, d100 70+0 = 70: Ogre fails by 1 (69%) and falls back, "
                                      "fighting.")
         assert broke["combatants"]["ogre"]["morale"] == "fall_back"
+        seen = next(c for c in S.view_for(state, GM)["combatants"] if c["id"] == "ogre")
+        assert (seen["hit_dice"], seen["hit_dice_plus"], seen["morale_score"]) == (4, 4, 69)
+        hidden = next(c for c in S.view_for(state, SPECTATOR)["combatants"] if c["id"] == "ogre")
+        assert "morale_score" not in hidden and "hit_dice_plus" not in hidden
 
 
 def test_the_plus_is_in_the_lineup_form_and_the_presets() -> None:
@@ -386,6 +390,7 @@ MELEE = sorted(WEAPONS)
 @given(
     weapons=st.lists(st.sampled_from(MELEE), min_size=2, max_size=6),
     hps=st.lists(st.integers(1, 12), min_size=6, max_size=6),
+    routines=st.lists(st.integers(1, 3), min_size=6, max_size=6),
     mortal=st.lists(st.booleans(), min_size=6, max_size=6),
     targets=st.lists(st.integers(0, 5), min_size=6, max_size=6),
     seconds=st.lists(st.floats(0, 90), min_size=6, max_size=6),
@@ -394,12 +399,15 @@ MELEE = sorted(WEAPONS)
     seed=st.text(min_size=1, max_size=8),
 )
 def test_property_a_round_never_loses_a_blow_of_a_combatant_still_able_to_act(
-        weapons: list[str], hps: list[int], mortal: list[bool], targets: list[int], seconds: list[float],
+        weapons: list[str], hps: list[int], routines: list[int], mortal: list[bool], targets: list[int],
+        seconds: list[float],
         faces: tuple[int, int], extra: bool, seed: str) -> None:
     n = len(weapons)
-    lineup = [fighter(f"c{i}", "AB"[i % 2], weapon=w, hp=hps[i], dies_at_zero=mortal[i], damage="1d8")
-              for i, w in enumerate(weapons)]
+    lineup = [fighter(f"c{i}", "AB"[i % 2], weapon=w, hp=hps[i], dies_at_zero=mortal[i], damage="1d8",
+                      attacks=routines[i]) for i, w in enumerate(weapons)]
     state = seat_battle(lineup, [], fast_weapon_extra=extra)
+    for i in range(n):  # two facing lines, neighbours side by side, so the extra blows can come
+        state = put(state, f"c{i}", 2 + i, 5 + i % 2)
     state, _ = run(state, "roll_order", [1] if n > 1 else [], at=0.0)
     clock = 0.0
     for i in range(n):
