@@ -31,6 +31,10 @@ T = TypeVar("T")
 MAX_PATHS = 200_000
 
 
+#: ``regroup(low, high, purpose)``: the classes of one single-number roll, or None for every face
+Regroup = Callable[[int, int, str], "list[tuple[tuple[int, ...], Fraction]] | None"]
+
+
 class NotEnumerable(DiceError):
     """The resolution asked for dice that cannot be enumerated (a mass roll)."""
 
@@ -66,7 +70,8 @@ class PathDice:
     every combination of faces; use it only where the system reads nothing but the roll's total.
     """
 
-    def __init__(self, faces: Sequence[tuple[int, ...]], group_sums: bool = False) -> None:
+    def __init__(self, faces: Sequence[tuple[int, ...]], group_sums: bool = False, regroup: Regroup | None = None) -> None:
+        self.regroup = regroup
         self.faces = tuple(faces)
         self.position = 0
         self.group_sums = group_sums
@@ -104,7 +109,12 @@ class PathDice:
 
     def randint(self, low: int, high: int, purpose: str) -> Roll:
         weight = Fraction(1, high - low + 1)
-        faces = self._take(lambda: [((f,), weight) for f in range(low, high + 1)])
+
+        def choices() -> list[tuple[tuple[int, ...], Fraction]]:
+            grouped = self.regroup(low, high, purpose) if self.regroup else None
+            return grouped if grouped is not None else [((f,), weight) for f in range(low, high + 1)]
+
+        faces = self._take(choices)
         return Roll(f"{low}-{high}", purpose, faces)
 
     def integers(self, low: int, high: int, size: int, purpose: str) -> Sequence[int]:
@@ -119,12 +129,15 @@ def enumerate_dice(
     *,
     prefix: Sequence[tuple[int, ...]] = (),
     group_sums: bool = False,
+    regroup: Regroup | None = None,
     limit: int = MAX_PATHS,
 ) -> list[tuple[Fraction, T]]:
     """Every way the dice of ``run`` can fall, as ``(probability, result)``: the probabilities sum to 1.
 
     ``run`` is called once per leaf of the tree of dice requests (it must be pure: the same faces,
     the same requests). ``prefix``: faces already fixed for the first requests (weight 1).
+    ``regroup(low, high, purpose)``: for a single number the caller knows is read only coarsely,
+    its classes as ``[((face,), probability), ...]`` (or None to walk every face).
     """
     results: list[tuple[Fraction, T]] = []
     stack: list[tuple[tuple[tuple[int, ...], ...], Fraction]] = [(tuple(prefix), Fraction(1))]
@@ -134,7 +147,7 @@ def enumerate_dice(
         calls += 1
         if calls > limit:
             raise NotEnumerable("too many dice combinations to enumerate")
-        dice = PathDice(faces, group_sums)
+        dice = PathDice(faces, group_sums, regroup)
         result = run(dice)
         # the run took the first choice of every request past its path: one leaf; the other
         # choices of those requests become paths of their own (one run per leaf, none wasted)
