@@ -159,7 +159,7 @@ MAX_SPECIALS = 10  # special attacks in one battle (each at most 100,000 attacks
 #: their work stays within this. A step always resolves at least one phase, so one phase of two
 #: maximal armies is one command. It counts men, not seconds: a replay stops where the game did.
 STEP_WORK_BUDGET = 2 * MAX_MEN_PER_SIDE
-PHASE_BASE_WORK = 4_000  # the fixed cost of a phase, in men
+PHASE_BASE_WORK = 10_000  # the fixed cost of a phase (its bookkeeping and its event), in men
 GROUP_WORK = 50  # the cost of each group of attackers or targets (a noble, one kind of his men), in men
 FACES_KEPT_PHASES = 6  # a "to the end" step shows the single faces of only its last phases
 

@@ -11,15 +11,17 @@ Run as ``python tests/benchmarks/bench_olympia.py`` (pytest does not collect it)
    breaks. It prints the best and median wall time of a whole battle, the commands it took, the
    rounds, the peak memory traced during one battle, and the CPU steal of the machine while the
    figures were taken (from /proc/stat: high steal means the VM was starved; repeat the run).
-2. The maximum: armies of ``MAX_MEN_PER_SIDE`` men a side in four shapes (mixed rows, 32 nobles with
-   every kind, two plain front rows, the mixed armies with ``MAX_SPECIALS`` special attacks of
-   100,000 each). For each: the slowest single phase of the first round, one whole "fight to the
+2. The maximum: armies of ``MAX_MEN_PER_SIDE`` men a side in four shapes (mixed rows; 32 nobles a
+   side with every kind, 24 of them in front; the same 32 all in the front row; the mixed armies
+   with ``MAX_SPECIALS`` special attacks of 100,000 each). For each: the slowest single phase of the first round, one whole "fight to the
    end" command from the start, and the whole battle in such commands (how many, the slowest). Time
    is the best of ``--repeat`` runs; memory is the peak traced by tracemalloc (Python and NumPy
-   allocations) in another run, and the peak RSS of the process that ran that shape. Target: every
-   command under 1 s and 500 MB.
+   allocations) in another run, and the peak RSS of the process that ran that shape. Two more shapes
+   try the other end of the step budget, where one command fights many small phases: "duel" (a
+   peasant against a noble he can hardly hurt) and "crowd" (64 nobles with one man of every kind).
+   Target: every command under 1 s and 500 MB.
 3. The server: one gunicorn gevent process (one worker, SQLite) with two tables: an Olympia battle
-   at the maximum (the "wide" shape) and a Phantom's Bane duel. While the GM of the first steps "fight to the end", a
+   at the maximum (the "front" shape) and a Phantom's Bane duel. While the GM of the first steps "fight to the end", a
    player of the second declares an attack; it prints how long each took to be answered. Target:
    the other table's command is answered within 1.5 s.
 """
@@ -91,12 +93,21 @@ def wide_lineup(side: str, men: int) -> list[dict[str, object]]:
 
 
 def front_lineup(side: str, men: int) -> list[dict[str, object]]:
-    """Two nobles a side, every man in the front row: the most melee attacks a phase can have."""
-    kinds = ("soldier", "pikeman") if side == "A" else ("heavy_foot", "knight")
-    return [{"id": f"{side}{i}", "name": f"Noble {side}{i}", "side": side, kinds[i]: men // 2 + (men % 2 if i == 0 else 0)} for i in range(2)]
+    """32 nobles a side, each with every kind of troop, all in the front row: the most melee attacks
+    a phase can have, spread over the most groups (the slowest phase found)."""
+    entries = wide_lineup(side, men)
+    for entry in entries:
+        entry["behind"] = 0
+    return entries
 
 
 def shape_lineup(shape: str, men: int) -> list[dict[str, object]]:
+    if shape == "duel":  # a peasant against a noble he hits once in 1,001 tries: the most phases a step
+        return [{"id": "a", "name": "Noble a", "side": "A", "peasant": 1, "noble_attack": 0},
+                {"id": "b", "name": "Noble b", "side": "B", "noble_attack": 0, "noble_defence": 1000}]
+    if shape == "crowd":  # 64 nobles, one man of every kind each, tough nobles: the most groups a phase
+        return [{"id": f"{side}{i}", "name": f"Noble {side}{i}", "side": side, "behind": i % 3, "noble_defence": 1000,
+                 **{k.key: 1 for k in KINDS}} for side in "AB" for i in range(32)]
     if shape == "wide":
         return wide_lineup("A", men) + wide_lineup("B", men)
     if shape == "front":
@@ -201,6 +212,8 @@ def battles(args: argparse.Namespace) -> None:
 
 def measure_shape(shape: str, repeat: int) -> dict[str, Any]:
     """Runs in a process of its own, so that its peak RSS is its own."""
+    import json
+
     men = MAX_MEN_PER_SIDE
     start = begun(shape, men, f"max-{shape}")
     # the phases of the first round, one "step by phase" command each: the slowest of them
@@ -227,6 +240,7 @@ def measure_shape(shape: str, repeat: int) -> dict[str, Any]:
     command_peak = traced(lambda: step(start, "battle", "command"))
     phases = sum(1 for e in events if e["type"] == "phase.resolved")
     paused = bool(events) and events[-1]["type"] == "battle.paused"
+    event_kb = len(json.dumps(events)) / 1000
     # the whole battle in such commands
     state, n, slowest_command, total = start, 0, 0.0, 0.0
     while state["status"] == "active" and n < 500:
@@ -235,7 +249,7 @@ def measure_shape(shape: str, repeat: int) -> dict[str, Any]:
     return {
         "shape": shape,
         "phase": slowest, "phase_s": min(phase_times[slowest]), "phase_mib": max(phase_peaks.values()),
-        "command_s": min(command_times), "command_mib": command_peak, "command_phases": phases, "paused": paused,
+        "command_s": min(command_times), "command_mib": command_peak, "command_phases": phases, "paused": paused, "event_kb": event_kb,
         "battle_commands": n, "battle_s": total, "slowest_command_s": slowest_command,
         "outcome": (state.get("outcome") or {}).get("reason", "unfinished"), "rss_mb": peak_rss_mb(),
     }
@@ -248,7 +262,7 @@ def _shape_child(shape: str, repeat: int, out: Any) -> None:
 
 def maximum(args: argparse.Namespace) -> list[dict[str, Any]]:
     print(f"\n2. One command at the maximum: {MAX_MEN_PER_SIDE:,} men a side (step budget {STEP_WORK_BUDGET:,} man-phases)")
-    print(f"{'shape':>9} | {'slowest phase':>14} {'s':>6} {'MiB':>6} | {'fight-to-end command':>20} {'s':>6} {'MiB':>6} | "
+    print(f"{'shape':>9} | {'slowest phase':>14} {'s':>6} {'MiB':>6} | {'fight-to-end command':>20} {'s':>6} {'MiB':>6} {'events kB':>9} | "
           f"{'whole battle':>12} {'slowest s':>9} {'total s':>8} | {'RSS MB':>7}  outcome")
     results = []
     ctx = mp.get_context("spawn")
@@ -263,7 +277,7 @@ def maximum(args: argparse.Namespace) -> list[dict[str, Any]]:
         results.append(r)
         command = f"{r['command_phases']} phase{'s' if r['command_phases'] != 1 else ''}" + (", paused" if r["paused"] else ", ended")
         print(f"{shape:>9} | {r['phase']:>14} {r['phase_s']:>6.3f} {r['phase_mib']:>6.1f} | {command:>20} {r['command_s']:>6.3f} "
-              f"{r['command_mib']:>6.1f} | {r['battle_commands']:>8} cmds {r['slowest_command_s']:>9.3f} {r['battle_s']:>8.2f} | "
+              f"{r['command_mib']:>6.1f} {r['event_kb']:>9.0f} | {r['battle_commands']:>8} cmds {r['slowest_command_s']:>9.3f} {r['battle_s']:>8.2f} | "
               f"{r['rss_mb']:>7.0f}  {r['outcome']} (steal {r['steal']:.1f}%)")
     worst_s = max(max(r["phase_s"], r["command_s"], r["slowest_command_s"]) for r in results)
     worst_mb = max(max(r["phase_mib"], r["command_mib"]) * 2**20 / 1e6 for r in results)
@@ -285,7 +299,7 @@ def prepare_server_tables(database_url: str) -> dict[str, Any]:
     service = BattleService(make_engine(database_url))
     create_tables(service.engine)
     big = service.create_table("Olympia at the maximum", "olympia")
-    service.set_lineup(big.id, shape_lineup("wide", MAX_MEN_PER_SIDE))  # the slowest phases of the shapes
+    service.set_lineup(big.id, shape_lineup("front", MAX_MEN_PER_SIDE))  # the slowest phases of the shapes
     big_battle = service.start_battle(big.id)
     presets = {p["name"]: p for p in get_system("phantoms-bane").presets()}
     sturdy = {"health": 30, "defence": 12, "armour_bonus": 8}
@@ -382,7 +396,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="*", default=[1_000, 10_000, 100_000])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--wide", type=int, nargs="*", default=[100_000], help="sizes to fight with 32 nobles a side, each with every kind")
-    parser.add_argument("--shapes", nargs="*", default=["mixed", "wide", "front", "specials"], help="armies at the maximum")
+    parser.add_argument("--shapes", nargs="*", default=["mixed", "wide", "front", "specials", "duel", "crowd"], help="armies at the maximum (duel and crowd: small)")
     parser.add_argument("--server-rounds", type=int, default=8, help="big commands the other table's command meets")
     parser.add_argument("--no-battles", action="store_true")
     parser.add_argument("--no-maximum", action="store_true")

@@ -85,10 +85,10 @@ def test_special_attacks_are_limited() -> None:
 
 def test_phase_work_counts_men_groups_and_specials() -> None:
     state = start([noble("osswid", "A", soldier=10, archer=5, behind=0), noble("brennan", "B", knight=3)])
-    # 18 men + 2 nobles; groups: 2 nobles + 3 kinds; + 4,000 for the phase
-    assert phase_work(state) == 20 + 50 * 5 + 4_000
+    # 18 men + 2 nobles; groups: 2 nobles + 3 kinds; + 10,000 for the phase
+    assert phase_work(state) == 20 + 50 * 5 + 10_000
     state["combatants"]["brennan"]["state"] = "wounded"
-    assert phase_work(state) == 19 + 50 * 5 + 4_000
+    assert phase_work(state) == 19 + 50 * 5 + 10_000
 
 
 def test_one_command_at_the_maximum_fights_one_phase_and_says_how_to_go_on() -> None:
