@@ -166,7 +166,7 @@ const turnCue = (() => {
   function drawToggle() {
     if (!els.soundToggle) return;
     els.soundToggle.setAttribute("aria-pressed", String(sound));
-    replace(els.soundToggle, sound ? "Sound on" : "Sound off");
+    replace(els.soundToggle, sound ? "♪ on" : "♪ off");
   }
   function beep() {
     try {

@@ -258,6 +258,7 @@ export function render(root, view, ctx) {
     for (const t of legal.filter((t) => t.type === "accept")) parts.push(reactionBlock(t, find("spend", t.combatant)));
     const cancel = find("cancel_attack");
     if (cancel) parts.push(h("button", { type: "button", class: "big danger", dataset: { testid: "ep-withdraw", action: "cancel_attack" }, onclick: () => ctx.send({ type: "cancel_attack", combatant: cancel.combatant }) }, cancel.label));
+    if (attackTemplate) parts.push(attackForm(attackTemplate));
     const turnButtons = [];
     if (moveTemplate) {
       turnButtons.push(h("button", { type: "button", class: `big ep-move ${moveMode ? "selected" : ""}`, "aria-pressed": String(moveMode), dataset: { testid: "ep-move", action: "move" },
@@ -266,16 +267,15 @@ export function render(root, view, ctx) {
           render(root, view, ctx);
           const box = moveMode && root.querySelector("[data-testid=ep-grid]");
           if (box && box.scrollIntoView) box.scrollIntoView({ behavior: "smooth", block: "center" });
-        } }, moveMode ? "Cancel move" : `${moveTemplate.label} (${moveTemplate.max_metres} m left)`));
+        }, title: `${moveTemplate.label} (${moveTemplate.max_metres} m left)` }, moveMode ? "Cancel move" : `Move (${moveTemplate.max_metres} m)`));
     }
     const stand = find("stand");
     if (stand) turnButtons.push(h("button", { type: "button", class: "big", dataset: { testid: "ep-stand", action: "stand" }, onclick: () => ctx.send({ type: "stand", combatant: stand.combatant }) }, stand.label));
     const full = find("full_defence");
-    if (full) turnButtons.push(h("button", { type: "button", class: "big", dataset: { testid: "ep-full-defence", action: "full_defence" }, onclick: () => ctx.send({ type: "full_defence", combatant: full.combatant }) }, full.label));
+    if (full) turnButtons.push(h("button", { type: "button", class: "big", dataset: { testid: "ep-full-defence", action: "full_defence" }, title: full.label, onclick: () => ctx.send({ type: "full_defence", combatant: full.combatant }) }, "Full defence"));
     const end = find("end_turn");
-    if (end) turnButtons.push(h("button", { type: "button", class: "big ep-end", dataset: { testid: "ep-end-turn", action: "end_turn" }, onclick: () => ctx.send({ type: "end_turn", combatant: end.combatant }) }, end.label));
+    if (end) turnButtons.push(h("button", { type: "button", class: "big ep-end", dataset: { testid: "ep-end-turn", action: "end_turn" }, title: end.label, onclick: () => ctx.send({ type: "end_turn", combatant: end.combatant }) }, "End turn"));
     if (turnButtons.length) parts.push(h("div", { class: "button-row ep-turn-buttons" }, turnButtons));
-    if (attackTemplate) parts.push(attackForm(attackTemplate));
     const aim = find("aim");
     if (aim) parts.push(aimForm(aim));
     if (!parts.length) {
@@ -323,6 +323,7 @@ export function render(root, view, ctx) {
     const moreCount = chosen.length;
     const more = h("details", { class: "ep-more", open: moreOpen, dataset: { testid: "ep-more" }, ontoggle: (ev) => { moreOpen = ev.currentTarget.open; } },
       h("summary", {}, moreCount ? `Firing mode, situation, pool (${moreCount} chosen)` : "Firing mode, situation, pool"),
+      preview ? h("p", { class: "muted ep-before" }, "Target number before options: ", preview.mods.length ? preview.mods.map((m) => `${m.label} ${signed(m.value)}`).join(", ") : "no modifiers", ` (${preview.band})`) : null,
       weapon && weapon.modes.length > 1 ? h("div", { class: "ep-field" }, h("span", { class: "ep-field-label" }, "Firing mode"),
         h("div", { class: "button-row" }, weapon.modes.map(([m, label]) => toggle(label, builder.mode === m, () => { builder.mode = m; render(root, view, ctx); }, `ep-mode-${m}`)))) : null,
       shown.filter((o) => o.kind === "bool").length ? h("div", { class: "ep-field" }, h("span", { class: "ep-field-label" }, "Situation"),
@@ -343,19 +344,18 @@ export function render(root, view, ctx) {
       { class: "ep-builder", dataset: { testid: "ep-attack" } },
       h("h2", {}, t.label),
       h("div", { class: "ep-field" }, h("span", { class: "ep-field-label" }, "Target"),
-        h("div", { class: "button-row" }, targets.map((x) => toggle(`${x.name} · ${x.metres} m${x.can_defend ? "" : " (cannot defend)"}`, builder.target === x.id,
+        h("div", { class: "button-row ep-targets-row" }, targets.map((x) => toggle(`${x.name} · ${x.metres} m${x.can_defend ? "" : " (cannot defend)"}`, builder.target === x.id,
           () => { builder.target = x.id; selected = x.id; render(root, view, ctx); }, `ep-target-${x.id}`)))),
       h("div", { class: "ep-field" }, h("span", { class: "ep-field-label" }, "Weapon"),
         h("div", { class: "button-row" }, t.weapons.map((w) => h("button", {
           type: "button", class: `ep-toggle ${builder.weapon === w.index ? "selected" : ""}`, "aria-pressed": String(builder.weapon === w.index),
           disabled: !w.preview[builder.target], dataset: { testid: `ep-weapon-${w.index}` },
           onclick: () => { builder.weapon = w.index; render(root, view, ctx); },
-        }, `${w.name} · ${w.skill_label} ${w.skill_value} · DV ${w.dv}${w.ap ? " AP" : ""}${w.skill === "melee" ? "" : ` · ${w.range} m`}`)))),
+        }, h("span", { class: "ep-weapon-name" }, w.name), " ", h("span", { class: "ep-weapon-numbers" }, `${w.skill_label} ${w.skill_value} · DV ${w.dv}${w.ap ? " AP" : ""}${w.skill === "melee" ? "" : ` · ${w.range} m`}`))))),
       preview ? h("div", { class: "ep-preview", dataset: { testid: "ep-preview" } },
         h("div", { class: "ep-tn-row" },
           h("div", { class: "ep-tn" }, h("span", { class: "ep-tn-label" }, "Target number"), h("span", { class: "ep-tn-value" }, String(preview.target))),
           h("button", { type: "button", class: "big primary ep-declare", dataset: { testid: "ep-declare-attack", action: "attack" }, onclick: declare }, "Declare attack")),
-        h("p", { class: "muted" }, "Before options: ", preview.mods.length ? preview.mods.map((m) => `${m.label} ${signed(m.value)}`).join(", ") : "no modifiers", ` (${preview.band})`),
         chosen.length ? h("p", {}, `Your options: ${chosen.join("; ")}. The exact target number shows once declared; you can still withdraw then.`) : null,
       ) : h("div", {}, h("p", { class: "muted" }, "No weapon reaches that target."),
         h("button", { type: "button", class: "big primary ep-declare", disabled: true, dataset: { testid: "ep-declare-attack", action: "attack" } }, "Declare attack")),
@@ -415,7 +415,9 @@ export function render(root, view, ctx) {
   // the player's own numbers, at the top of the phone
   function mineStrip() {
     if (ctx.role !== "player") return null;
-    const mine = list.filter((c) => c.mine);
+    const all = list.filter((c) => c.mine);
+    const acting = all.filter((c) => c.id === view.active || (view.pending && c.id === view.pending.defender));
+    const mine = acting.length ? acting : all;
     if (!mine.length) return null;
     return h("section", { class: "ep-mine", dataset: { testid: "ep-mine", region: "mine" }, "aria-label": "Your combatant" },
       mine.map((c) => {
