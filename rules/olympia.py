@@ -1298,10 +1298,10 @@ def _fire(
     result["attacks"] = n_attacks
     picks = np.asarray(dice.integers(0, n_slots - 1, n_attacks, f"{purpose}: targets"), dtype=np.int64)
     result["rolls"].append(_summary(f"{n_attacks}×0-{n_slots - 1}", f"target picks among {n_slots:,}", picks, total=n_attacks, count=n_attacks))
-    bounds = np.cumsum(slot_counts)
-    target_of = np.searchsorted(bounds, picks, side="right")
-    offsets = picks - (bounds - slot_counts)[target_of]
     n_groups, n_targets = len(counts), len(targets)
+    # the target slot of every pick: a lookup in the slot of every pickable man (faster than a search)
+    slot_index = np.arange(n_targets, dtype=np.int16 if n_targets < 2**15 else np.int32)
+    target_of = np.repeat(slot_index, slot_counts)[picks]
     attacker_of = np.repeat(np.arange(n_groups, dtype=np.int32 if n_groups < 2**31 else np.int64), counts)
     # The odds of every attack: attack x4 of its attacker against the defence x4 of its target slot
     # (a pikeman's defence doubles against a mounted attacker), in lowest terms a : d. Attack and
@@ -1388,11 +1388,12 @@ def _fire(
             faces_of[mask] if n <= SMALL_PAIR else [], total=h, count=n, hits=h, needed=a,
         ))
     result["hits"] = int(hit.sum())
+    # the hit men in the side's canonical numbering: a pick's place among the targets moved to its slot's start
     starts = np.asarray([t.start for t in targets], dtype=np.int64)
-    canonical = starts[target_of] + offsets
+    shift = starts - (np.cumsum(slot_counts) - slot_counts)
     is_structure = np.asarray([t.what == "structure" for t in targets], dtype=bool)[target_of]
-    men_hits = hit & ~is_structure
-    result["hit_index"] = canonical[men_hits]
+    men_hits = np.flatnonzero(hit & ~is_structure)
+    result["hit_index"] = picks[men_hits] + shift[target_of[men_hits]]
     structure_hits = hit & is_structure
     if structure_hits.any():
         siege = np.asarray([k in KIND and KIND[k].siege for k in att.kinds], dtype=bool)[attacker_of]

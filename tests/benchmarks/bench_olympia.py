@@ -383,6 +383,7 @@ def server(args: argparse.Namespace) -> list[float]:
         verdict = "within" if worst <= OTHER_TABLE_SECONDS else "OVER"
         print(f"other table answered in at most {worst:.3f} s (median {statistics.median(others):.3f} s): "
               f"{verdict} the target of {OTHER_TABLE_SECONDS} s")
+        print(f"load average at the end: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
         return others
     finally:
         for client in clients:
@@ -402,7 +403,9 @@ def main() -> None:
     parser.add_argument("--no-maximum", action="store_true")
     parser.add_argument("--no-server", action="store_true")
     args = parser.parse_args()
-    print(f"Olympia benchmark at commit {commit()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    load = Path("/proc/loadavg").read_text().split()[:3]
+    print(f"Olympia benchmark at commit {commit()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
+          f"{mp.cpu_count()} CPUs, load average {' '.join(load)} at the start")
     if not args.no_battles:
         battles(args)
     if not args.no_maximum:
