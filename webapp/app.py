@@ -63,6 +63,9 @@ def create_app(config: Config | None = None, **overrides: Any) -> Flask:
     service.broadcaster = app.extensions["battleboard"].broadcast_result
 
     app.register_blueprint(views.bp)
+    from . import assets
+
+    app.register_blueprint(assets.bp)  # map and portrait uploads, images by content hash
     queue: dict[str, Any] = {"message_queue": config.message_queue, "channel": config.message_queue_channel}
     if config.message_queue and config.message_queue.startswith(("redis://", "rediss://")):
         # Flask-SocketIO's Redis queue, able to publish all of a command's projections as one message

@@ -112,6 +112,7 @@ ADDED_COLUMNS = (
     ("game_table", "library", "VARCHAR(64) NOT NULL DEFAULT 'shared'"),
     ("roster", "library", "VARCHAR(64) NOT NULL DEFAULT 'shared'"),
     ("game_table", "display", "JSON"),
+    ("game_table", "board", "JSON"),
 )
 
 

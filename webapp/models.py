@@ -6,7 +6,7 @@ import secrets
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, Text, UniqueConstraint
+from sqlalchemy import JSON, Column, LargeBinary, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 
@@ -41,6 +41,9 @@ class GameTable(SQLModel, table=True):
     #: what the table display shows besides the board: ``{"show_join": bool, "show_odds": bool}``
     #: (None until the GM changes one: both off; see :func:`display_settings`)
     display: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
+    #: the board under the grid: ``{"map", "tokens", "blocked"}`` (None until the GM sets one; see
+    #: :func:`webapp.service.board_settings`)
+    board: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
 
 
 class Seat(SQLModel, table=True):
@@ -168,4 +171,24 @@ class DisplayScreen(SQLModel, table=True):
     label: str = Field(default="Screen", max_length=60)
     table_id: int | None = Field(default=None, foreign_key="game_table.id", index=True)
     paired_at: datetime | None = None
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class StoredImage(SQLModel, table=True):
+    """An uploaded map or token portrait: checked by decoding, re-encoded without metadata, kept in the
+    database (so every server process serves it, and it survives a restart), named by its content hash."""
+
+    __tablename__ = "stored_image"
+
+    id: int | None = Field(default=None, primary_key=True)
+    #: SHA-256 of ``data``, in hex: the image's address (``/img/<sha256>.<ext>``)
+    sha256: str = Field(index=True, unique=True, max_length=64)
+    #: ``image/png``, ``image/jpeg`` or ``image/webp``
+    content_type: str = Field(max_length=20)
+    width: int
+    height: int
+    size: int
+    data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
+    #: the table whose GM uploaded it first (for the record; the image is public by its hash)
+    table_id: int | None = Field(default=None, index=True)
     created_at: datetime = Field(default_factory=utcnow)

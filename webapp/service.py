@@ -47,6 +47,7 @@ from rules import (
 )
 from rules.core import clone, may_see
 from rules.core import event as make_event
+from rules.terrain import clean_blocked
 
 from .models import (
     DISPLAY_DEFAULTS,
@@ -58,6 +59,7 @@ from .models import (
     Roster,
     RosterCombatant,
     Seat,
+    StoredImage,
     display_settings,
     new_library_key,
     utcnow,
@@ -79,6 +81,26 @@ RECENT_BATTLES = 512
 
 #: a battle record's fields in order, as another process sends it (see BattleService.learn_battle)
 _RECORD_FIELDS = tuple(f.name for f in fields(BattleRecord))
+
+#: the rule systems played on a grid: they take a map, token looks and blocked squares
+GRID_SYSTEMS = frozenset({"eclipse-phase", "battles-and-balances", "adnd"})
+
+
+def board_settings(stored: Any) -> dict[str, Any]:
+    """A table's board as stored (:attr:`GameTable.board`), the defaults filled in: ``{"map": None |
+    {image, type, width, height, squares_across, offset_x, offset_y}, "tokens": {combatant id: {colour,
+    portrait: None | {image, type}}}, "blocked": [[x, y], ...]}``."""
+    board = stored if isinstance(stored, dict) else {}
+    return {"map": copy.deepcopy(board.get("map")), "tokens": copy.deepcopy(board.get("tokens") or {}),
+            "blocked": copy.deepcopy(board.get("blocked") or [])}
+
+
+def _grid_size(options: Mapping[str, Any]) -> tuple[int, int]:
+    """A grid system's width and height from its options (AD&D's grid may grow for the encounter
+    distance: squares past the set size are refused until the GM makes the grid larger)."""
+    width = options.get("width", options.get("grid_width"))
+    height = options.get("height", options.get("grid_height"))
+    return (width if isinstance(width, int) else 60), (height if isinstance(height, int) else 60)
 
 
 class NotFound(RulesError):
@@ -331,6 +353,110 @@ class BattleService:
     def _check_seats(self, s: Session, table: GameTable, lineup: Iterable[Mapping[str, Any]]) -> None:
         _require_seats(lineup, s.exec(select(Seat).where(Seat.table_id == table.id)))
 
+    # --- the board: map, token looks, blocked squares (H5) -------------------------------------
+    def board_patch(self, table_id: int, patch: Any) -> tuple[dict[str, Any], bool]:
+        """The table's board with a GM's ``board_set`` patch applied (nothing written yet), and whether
+        its blocked squares changed. Refuses a bad patch with a clear error."""
+        if not isinstance(patch, Mapping):
+            raise InvalidDeclaration("board_set needs an object")
+        unknown = set(patch) - {"map", "tokens", "blocked"}
+        if unknown:
+            raise InvalidDeclaration(f"board_set: unknown field {sorted(unknown)[0]!r} (map, tokens or blocked)")
+        if not patch:
+            raise InvalidDeclaration("board_set: say what to change (map, tokens or blocked)")
+        table = self.table(table_id=table_id)
+        if table.system_id not in GRID_SYSTEMS:
+            raise IllegalDeclaration("this rule system has no grid: maps and blocked squares are for grid systems")
+        board = board_settings(table.board)
+        with self.session() as s:
+            if "map" in patch:
+                board["map"] = self._clean_map(s, patch["map"], board["map"])
+            if "tokens" in patch:
+                board["tokens"] = self._clean_tokens(s, table, patch["tokens"], board["tokens"])
+        changed = False
+        if "blocked" in patch:
+            width, height = _grid_size(table.options)
+            blocked = clean_blocked(patch["blocked"], width, height)
+            changed = blocked != board["blocked"]
+            board["blocked"] = blocked
+        return board, changed
+
+    def write_board(self, table_id: int, board: dict[str, Any]) -> GameTable:
+        with self.session() as s:
+            table = self._get_table(s, table_id)
+            table.board = board
+            s.add(table)
+            s.commit()
+            s.refresh(table)
+            return table
+
+    @staticmethod
+    def _image(s: Session, value: Any, what: str) -> dict[str, str]:
+        if not isinstance(value, str) or not re.fullmatch(r"[0-9a-f]{64}", value):
+            raise InvalidDeclaration(f"{what} must be the sha256 of an uploaded image")
+        row = s.exec(select(StoredImage).where(StoredImage.sha256 == value)).first()
+        if row is None:
+            raise NotFound(f"{what}: no uploaded image {value[:12]}…; upload it first")
+        return {"image": row.sha256, "type": row.content_type, "width": row.width, "height": row.height}
+
+    def _clean_map(self, s: Session, value: Any, current: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is None:
+            return None
+        if not isinstance(value, Mapping):
+            raise InvalidDeclaration("map must be an object (image, squares_across, offset_x, offset_y) or null")
+        unknown = set(value) - {"image", "squares_across", "offset_x", "offset_y"}
+        if unknown:
+            raise InvalidDeclaration(f"map: unknown field {sorted(unknown)[0]!r}")
+        if "image" in value:
+            found = self._image(s, value["image"], "map image")
+            new = {**found, "squares_across": max(1, min(200, round(found["width"] / 70))), "offset_x": 0, "offset_y": 0}
+        elif current is not None:
+            new = dict(current)
+        else:
+            raise InvalidDeclaration("there is no map yet: send its image first")
+        if "squares_across" in value:
+            n = value["squares_across"]
+            if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= 200:
+                raise InvalidDeclaration("squares_across must be a whole number from 1 to 200")
+            new["squares_across"] = n
+        for key, size in (("offset_x", new["width"]), ("offset_y", new["height"])):
+            if key in value:
+                v = value[key]
+                if not isinstance(v, int | float) or isinstance(v, bool) or v != v or not -size <= v <= size:
+                    raise InvalidDeclaration(f"{key} must be a number of image pixels from {-size} to {size}")
+                new[key] = round(float(v), 2) if isinstance(v, float) else v
+        return new
+
+    def _clean_tokens(self, s: Session, table: GameTable, value: Any, current: dict[str, Any]) -> dict[str, Any]:
+        if not isinstance(value, Mapping):
+            raise InvalidDeclaration("tokens must be an object: {combatant id: {colour, portrait}}")
+        known = {entry.get("id") for entry in table.lineup}
+        if table.battle_id is not None:
+            known |= set(self.battle(table.battle_id).state.get("combatants", {}))
+        tokens = {k: dict(v) for k, v in current.items()}
+        for cid, look in value.items():
+            if cid not in known:
+                raise InvalidDeclaration(f"tokens: no combatant {str(cid)[:40]!r} in the lineup")
+            if look is None:
+                tokens.pop(cid, None)
+                continue
+            if not isinstance(look, Mapping) or set(look) - {"colour", "portrait"}:
+                raise InvalidDeclaration("each token takes colour (#rrggbb or null) and portrait (an image or null)")
+            entry = tokens.get(cid, {"colour": None, "portrait": None})
+            if "colour" in look:
+                colour = look["colour"]
+                if colour is not None and not (isinstance(colour, str) and re.fullmatch(r"#[0-9a-fA-F]{6}", colour)):
+                    raise InvalidDeclaration("a token colour is #rrggbb (or null for the side's colour)")
+                entry["colour"] = colour.lower() if colour else None
+            if "portrait" in look:
+                p = look["portrait"]
+                entry["portrait"] = None if p is None else {k: v for k, v in self._image(s, p, "portrait").items()
+                                                            if k in ("image", "type")}
+            tokens[cid] = entry
+        if len(tokens) > 200:
+            raise InvalidDeclaration("at most 200 token looks")
+        return tokens
+
     # --- rosters ----------------------------------------------------------------------------
     def rosters(self, system_id: str, library: str) -> list[dict[str, Any]]:
         """The saved rosters of a rule system in one library, newest first, with their combatants'
@@ -360,8 +486,11 @@ class BattleService:
             roster = Roster(name=roster_name, system_id=table.system_id, library=table.library)
             s.add(roster)
             s.flush()
+            looks = board_settings(table.board)["tokens"]
             for position, entry in enumerate(table.lineup):
                 stats = {k: v for k, v in entry.items() if k not in ("seat",)}
+                if entry.get("id") in looks:  # the token's colour and portrait travel with it
+                    stats["_token"] = looks[entry["id"]]
                 s.add(RosterCombatant(roster_id=roster.id, position=position, name=entry["name"], stats=stats))
             s.commit()
             s.refresh(roster)
@@ -380,6 +509,7 @@ class BattleService:
                 select(RosterCombatant).where(RosterCombatant.roster_id == roster.id).order_by(RosterCombatant.position)
             ).all()
             entries = [dict(m.stats) for m in members]
+            carried = [(entry, entry.pop("_token", None)) for entry in entries]
             for entry in entries:
                 if entry.get("controller") == "seat":
                     entry["controller"], entry["seat"] = "gm", None
@@ -392,6 +522,13 @@ class BattleService:
                         entry["id"] += "x"
                 taken.add(entry["id"])
             table.lineup = get_system(table.system_id).validate_draft(lineup)
+            board = board_settings(table.board)
+            if not append:
+                board["tokens"] = {}
+            for entry, look in carried:
+                if isinstance(look, dict):
+                    board["tokens"][entry["id"]] = look
+            table.board = board
             s.add(table)
             s.commit()
             s.refresh(table)
@@ -458,6 +595,8 @@ class BattleService:
             if found is None:
                 raise NotFound("no such table")
             table, seats = found
+            if table.system_id in GRID_SYSTEMS:  # the blocked squares of the board (one more read)
+                table.board = self.table(table_id=table_id).board
             system_id, state, events, battle_seed = self._setup_battle(table, seats, seed)
             status = state.get("status", "active")
             battle_id = store.start_write(conn, table, state, battle_seed, status, events, utcnow())
@@ -484,6 +623,9 @@ class BattleService:
         if len(lineup) < system.min_combatants:
             raise IllegalDeclaration(f"{system.name} needs at least {system.min_combatants} combatants in the lineup")
         options = system.validate_options(table.options)
+        blocked = board_settings(table.board)["blocked"]
+        if blocked and system.id in GRID_SYSTEMS:  # the table's blocked squares, enforced by the rules
+            options = {**options, "blocked": blocked}
         battle_seed = seed or secrets.token_hex(16)
         with rules_guard("lineup"):
             state, events = system.setup(lineup, options, SeededDice(derive_seed(battle_seed, 1)))

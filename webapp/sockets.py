@@ -29,6 +29,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from rules import InvalidDeclaration, NotPermitted, RulesError, Viewer, get_system
 
 from .app import socketio
+from .assets import board_payload
 from .config import Config
 from .models import GameTable, Seat, display_settings
 from .service import BattleService, CommandResult, StaleVersion
@@ -85,6 +86,8 @@ class Hub:
             "battle_id": table.battle_id,
             "role": viewer.role,
             "help": system.help(),
+            # the map under the grid, token colours and portraits, blocked squares (every viewer)
+            "board": board_payload(table.board),
             # the names the players typed are public: the display says "Now: Jinx (Alice)"
             "seat_names": {s.public_id: s.name for s in seats},
             "display": display_settings(table.display),
@@ -463,6 +466,24 @@ def on_roster_delete(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dic
     hub.service.delete_roster(conn.table_id, payload.get("roster_id"))
     hub.broadcast_table(conn.table_id)
     return {}
+
+
+@handler("board_set", gm_only=True)
+def on_board_set(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, Any]:
+    """The GM's board: ``{map?, tokens?, blocked?}`` (see README, Maps and tokens). Blocked squares
+    changed while a battle runs reach it first as the GM's ``set_blocked`` declaration (logged, so
+    replay and undo keep them); if the rules refuse, nothing changes."""
+    board, _ = hub.service.board_patch(conn.table_id, payload)
+    table = hub.service.table(table_id=conn.table_id)
+    version = None
+    battle = hub.service.battle(table.battle_id) if "blocked" in payload and table.battle_id is not None else None
+    if battle is not None and battle.status != "ended" and battle.state.get("blocked", []) != board["blocked"]:
+        result = hub.service.declare(table.battle_id, Viewer.gm(), {"type": "set_blocked", "blocked": board["blocked"]},
+                                     actor="gm", table_id=conn.table_id)
+        version = result.version
+    table = hub.service.write_board(conn.table_id, board)
+    hub.broadcast_table(conn.table_id)
+    return {"board": board_payload(table.board), "v": version}
 
 
 CLIENT_EVENTS = (
