@@ -1288,8 +1288,13 @@ def _fire(
         keys = np.asarray(dice.integers(0, KEY_HIGH, eligible, f"{purpose}: who strikes"), dtype=np.int64)
         result["rolls"].append(_summary(f"{eligible}×0-{KEY_HIGH}", f"who of {eligible:,} may strike ({cap:,} do)", keys, total=cap, count=eligible))
         chosen = np.argpartition(keys, cap - 1)[:cap] if cap < eligible else np.arange(eligible)
-        group_of = np.searchsorted(np.cumsum(counts), chosen, side="right")
-        counts = np.bincount(group_of, minlength=len(counts)).astype(np.int64)
+        strikes = np.zeros(eligible, dtype=bool)
+        strikes[chosen] = True
+        if counts.min() > 0:  # the strikers of each group: the marks in its stretch of the attackers
+            counts = np.add.reduceat(strikes, np.cumsum(counts) - counts, dtype=np.int64)
+        else:
+            group_of = np.searchsorted(np.cumsum(counts), chosen, side="right")
+            counts = np.bincount(group_of, minlength=len(counts)).astype(np.int64)
     n_attacks = int(counts.sum())
     slot_counts = np.asarray([t.count for t in targets], dtype=np.int64)
     n_slots = int(slot_counts.sum())
