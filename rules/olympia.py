@@ -1322,7 +1322,7 @@ def _fire(
     b_class_mounted = np.asarray([b_values.index(v) for v in b4_mounted], dtype=np.int64)
     n_b = len(b_values)
     # per cell: its batch of equal odds (-1: a certain hit, defence 0, not rolled); batches numbered as met
-    odds: list[tuple[int, int]] = []
+    odds: dict[tuple[int, int], int] = {}
     cell_batch = np.empty(len(a_values) * n_b, dtype=np.int16 if len(a_values) * n_b < 2**15 else np.int64)
     for ia, a4v in enumerate(a_values):
         for ib, b4v in enumerate(b_values):
@@ -1330,10 +1330,8 @@ def _fire(
                 cell_batch[ia * n_b + ib] = -1
                 continue
             g = math.gcd(a4v, b4v)
-            ad = (a4v // g, (a4v + b4v) // g)
-            if ad not in odds:
-                odds.append(ad)
-            cell_batch[ia * n_b + ib] = odds.index(ad)
+            cell_batch[ia * n_b + ib] = odds.setdefault((a4v // g, (a4v + b4v) // g), len(odds))
+    batch_odds = list(odds)
     if mounted.any():
         b_class = np.where(mounted[attacker_of], b_class_mounted[target_of], b_class_plain[target_of])
     else:
@@ -1352,7 +1350,7 @@ def _fire(
         segments = [(int(order[ends[u] - sizes[u]]), u - 1, int(ends[u] - sizes[u]), int(ends[u])) for u in range(1, len(odds) + 1) if sizes[u]]
         for _, b, lo, hi in sorted(segments):
             members = order[lo:hi]
-            a, d = odds[b]
+            a, d = batch_odds[b]
             faces = np.asarray(dice.integers(1, d, len(members), f"{purpose}: hits at {a} in {d}"), dtype=np.int64)
             faces_of[members] = faces
             hit[members] = faces <= a
@@ -1387,7 +1385,7 @@ def _fire(
         if not rolled[first_attack]:
             result["rolls"].append(_summary(f"{n}×certain", f"{att.labels[g]} against {what}: {n} of {n} hit (certain)", [], total=n, count=n, hits=n, needed=0))
             continue
-        a, d = odds[int(batch_of[first_attack])]
+        a, d = batch_odds[int(batch_of[first_attack])]
         result["rolls"].append(_summary(
             f"{n}d{d}", f"{att.labels[g]} against {what} (hit on {a} or less): {h:,} of {n:,} hit",
             faces_of[mask] if n <= SMALL_PAIR else [], total=h, count=n, hits=h, needed=a,
