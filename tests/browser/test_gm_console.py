@@ -1,0 +1,125 @@
+"""The GM console in real Chromium, in each of the five rule systems: the board is the main area and the GM's
+tools sit in tabs. On a tablet (1024×768) and on a phone (375×667) every tab opens its panel and every panel
+can be read to its end; the tabs work from the keyboard and the console remembers the open one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.conftest import LiveServer, create_table
+
+pytestmark = pytest.mark.browser
+
+SYSTEMS: dict[str, tuple[str, ...]] = {
+    "phantoms-bane": ("Jharek", "Wild Monster"),
+    "eclipse-phase": ("Jinx", "Habitat guard"),
+    "olympia": ("Lord of the keep", "Knight commander"),
+    "adnd": ("Fighter (1st level)", "Orc"),
+    "battles-and-balances": ("Prince Vasyl of Ostgrund", "Shock Trooper"),
+}
+GRID_SYSTEMS = {"eclipse-phase", "adnd", "battles-and-balances"}
+SIZES = {"tablet": (1024, 768), "phone": (375, 667)}
+
+
+def tab_names(gm: Any) -> list[str]:
+    return gm.eval_on_selector_all("[role=tablist] [role=tab]", "tabs => tabs.map((t) => t.dataset.tab)")
+
+
+def assert_panel_reachable(gm: Any, name: str, width: int, height: int) -> None:
+    """Open the tab; its panel shows, and scrolling (the page or the panel) brings its last part into view."""
+    gm.click(f"[data-testid=tab-{name}]")
+    panel = gm.locator(f"[data-testid=panel-{name}]")
+    expect(panel).to_be_visible()
+    expect(gm.locator(f"[data-testid=tab-{name}]")).to_have_attribute("aria-selected", "true")
+    assert gm.locator("[role=tabpanel]:visible").count() == 1, "more than one panel open"
+    last = panel.locator(":scope > *:visible").last
+    last.scroll_into_view_if_needed()
+    box = last.bounding_box()
+    assert box, f"the {name} panel is empty"
+    assert box["y"] < height and box["y"] + min(box["height"], height) > 0, f"the end of the {name} panel cannot be reached"
+    assert box["x"] >= -1 and box["x"] + box["width"] <= width + 1, f"the {name} panel is wider than the screen"
+    assert gm.evaluate("document.documentElement.scrollWidth") <= width, f"the page scrolls sideways with the {name} panel open"
+
+
+@pytest.mark.parametrize("system", list(SYSTEMS))
+def test_every_panel_can_be_reached(browser: Any, live_server: LiveServer, shots: Path, system: str) -> None:
+    context = browser.new_context(viewport={"width": 1024, "height": 768})
+    errors: list[str] = []
+    try:
+        gm = context.new_page()
+        gm.on("pageerror", lambda e: errors.append(str(e)))
+        create_table(gm, live_server, f"Console {system}", system, SYSTEMS[system])
+        names = tab_names(gm)
+        expected = ["battle", "lineup", "options", "rosters", *(["map"] if system in GRID_SYSTEMS else []), "notes", "join"]
+        assert names == expected
+        # before a battle the Lineup panel is open; starting the battle opens the Battle panel
+        expect(gm.locator("[data-testid=panel-lineup]")).to_be_visible()
+        gm.screenshot(path=str(shots / f"gm-{system}-lineup.png"))
+        gm.click("[data-testid=start-battle]")
+        expect(gm.locator("[data-testid=panel-battle]")).to_be_visible()
+        expect(gm.locator("[data-testid=battle-controls] [data-testid=undo]")).to_be_visible()
+        # the actions due now sit at the top of the Battle panel
+        due = gm.locator("[data-testid=panel-battle] [data-testid=due-now]")
+        expect(due).not_to_be_empty()
+        controls = gm.locator("[data-testid=battle-controls]").bounding_box()
+        assert due.bounding_box()["y"] < controls["y"]
+        gm.screenshot(path=str(shots / f"gm-{system}-tablet.png"))
+
+        for size, (width, height) in SIZES.items():
+            gm.set_viewport_size({"width": width, "height": height})
+            for name in names:
+                assert_panel_reachable(gm, name, width, height)
+                if size == "phone" or name in ("battle", "join"):
+                    gm.screenshot(path=str(shots / f"gm-{system}-{size}-{name}.png"))
+            # the board is on the page at every size
+            assert gm.locator("[data-testid=battle]").bounding_box()["width"] >= min(width - 40, 560)
+
+        # the keyboard moves between tabs; the open tab survives a reload
+        gm.set_viewport_size({"width": 1024, "height": 768})
+        gm.click("[data-testid=tab-battle]")
+        gm.keyboard.press("ArrowRight")
+        expect(gm.locator("[data-testid=tab-lineup]")).to_be_focused()
+        expect(gm.locator("[data-testid=panel-lineup]")).to_be_visible()
+        gm.keyboard.press("End")
+        expect(gm.locator("[data-testid=panel-join]")).to_be_visible()
+        gm.reload()
+        gm.wait_for_selector("[data-testid=connection-status][data-state=live]")
+        expect(gm.locator("[data-testid=panel-join]")).to_be_visible()
+        expect(gm.locator("[data-testid=panel-battle]")).to_be_hidden()
+        # the Join panel: code, QR, links, and the TV link to the table display
+        assert gm.get_attribute("[data-testid=display-link]", "href").endswith("/display")
+        expect(gm.locator("[data-testid=join-code-display]")).to_be_visible()
+        expect(gm.locator("[data-testid=panel-join] img.qr")).to_be_visible()
+        assert not errors, errors
+    finally:
+        context.close()
+
+
+def test_notes_and_options_from_their_panels(browser: Any, live_server: LiveServer, shots: Path) -> None:
+    """The Notes panel saves the GM's private notes; the Options panel saves the table's options; the log is a
+    polite live region."""
+    context = browser.new_context(viewport={"width": 375, "height": 667}, is_mobile=True, has_touch=True)
+    try:
+        gm = context.new_page()
+        create_table(gm, live_server, "Panels", "eclipse-phase", ("Jinx", "Habitat guard"))
+        gm.click("[data-testid=tab-notes]")
+        gm.fill("[data-testid=gm-notes]", "The guard has a hidden grenade")
+        gm.click("[data-testid=panel-notes] button")
+        expect(gm.locator("[data-testid=notice]")).to_contain_text("Notes saved")
+        gm.click("[data-testid=tab-options]")
+        expect(gm.locator("[data-testid=options-save]")).to_be_visible()
+        gm.click("[data-testid=options-save]")
+        expect(gm.locator("[data-testid=notice]")).to_contain_text("Options saved")
+        gm.reload()
+        gm.wait_for_selector("[data-testid=connection-status][data-state=live]")
+        expect(gm.locator("[data-testid=panel-options]")).to_be_visible()
+        gm.click("[data-testid=tab-notes]")
+        expect(gm.locator("[data-testid=gm-notes]")).to_have_value("The guard has a hidden grenade")
+        assert gm.get_attribute("[data-testid=log]", "aria-live") == "polite"
+        gm.screenshot(path=str(shots / "gm-phone-notes.png"), full_page=True)
+    finally:
+        context.close()
