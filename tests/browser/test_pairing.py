@@ -126,3 +126,21 @@ def test_the_gms_phone_pairs_a_tv_from_its_qr_code(browser: Any, live_server: Li
     finally:
         for context in (laptop, tv_context, phone_context):
             context.close()
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (3840, 2160), (1024, 768)])
+def test_the_pairing_screen_fits_every_tv(browser: Any, live_server: LiveServer, shots: Path, size: tuple[int, int]) -> None:
+    context = browser.new_context(viewport={"width": size[0], "height": size[1]})
+    try:
+        tv = context.new_page()
+        tv.goto(live_server.url + "/screen")
+        tv.wait_for_selector("[data-testid=pairing-code]")
+        assert tv.evaluate("document.documentElement.scrollHeight <= innerHeight && document.documentElement.scrollWidth <= innerWidth")
+        smallest = tv.evaluate(
+            "Math.min(...[...document.querySelectorAll('main *')].filter((e) => e.childNodes.length && [...e.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim()))"
+            ".map((e) => parseFloat(getComputedStyle(e).fontSize)))"
+        )
+        assert smallest >= 24, f"the smallest text on the pairing screen is {smallest}px"
+        tv.screenshot(path=str(shots / f"tv-pairing-{size[0]}x{size[1]}.png"))
+    finally:
+        context.close()
