@@ -346,10 +346,10 @@ def screen_status() -> dict[str, Any]:
 
 
 def _gm_tables() -> list[Any]:
-    """The tables this browser holds the GM's key of."""
+    """The tables this browser holds the GM's key of, the one opened last first."""
     service = _hub().service
     tables = []
-    for slug, token in (session.get("gm") or {}).items():
+    for slug, token in reversed(list((session.get("gm") or {}).items())):  # the latest first
         try:
             table = service.table(slug=str(slug)[:32])
         except RulesError:
