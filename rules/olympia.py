@@ -1317,7 +1317,6 @@ def _fire(
     b4_mounted = [_defence4(t, "knight", state, enemy) for t in targets]
     a_values = sorted(set(att.a4))
     b_values = sorted(set(b4_plain) | set(b4_mounted))
-    a_class = np.asarray([a_values.index(v) for v in att.a4], dtype=np.int64)
     b_class_plain = np.asarray([b_values.index(v) for v in b4_plain], dtype=np.int64)
     b_class_mounted = np.asarray([b_values.index(v) for v in b4_mounted], dtype=np.int64)
     n_b = len(b_values)
@@ -1332,15 +1331,23 @@ def _fire(
             g = math.gcd(a4v, b4v)
             cell_batch[ia * n_b + ib] = odds.setdefault((a4v // g, (a4v + b4v) // g), len(odds))
     batch_odds = list(odds)
-    if mounted.any():
-        b_class = np.where(mounted[attacker_of], b_class_mounted[target_of], b_class_plain[target_of])
-    else:
-        b_class = b_class_plain[target_of]
-    batch_of = cell_batch[a_class[attacker_of] * n_b + b_class]
-    del b_class
+    # per (attack rating, mounted) class of attacker and per target slot: the batch; one lookup per attack
+    classes: dict[tuple[int, bool], int] = {}
+    class_of_group = np.asarray([classes.setdefault((a_values.index(v), bool(m)), len(classes)) for v, m in zip(att.a4, mounted, strict=True)], dtype=np.int32)
+    batch_table = np.empty((len(classes), n_targets), dtype=cell_batch.dtype)
+    for (ia, is_mounted), row in classes.items():
+        batch_table[row] = cell_batch[ia * n_b + (b_class_mounted if is_mounted else b_class_plain)]
+    batch_of = batch_table.ravel()[np.repeat(class_of_group * n_targets, counts) + target_of]
+    # the (attacker group, target) pairs: their roll records show single faces when there are few
+    wide_pairs = n_groups * n_targets >= 2**31
+    pair = attacker_of.astype(np.int64 if wide_pairs else np.int32) * n_targets + target_of
+    pair_sizes = np.bincount(pair, minlength=n_groups * n_targets)
+    pairs = np.flatnonzero(pair_sizes)
+    per_pair = len(pairs) <= PAIR_RECORDS
+    keep_faces = per_pair and int(pair_sizes[pairs].min(initial=SMALL_PAIR + 1)) <= SMALL_PAIR
     hit = batch_of < 0  # no defence at all: a certain hit, not rolled
     rolled = ~hit
-    faces_of = np.zeros(n_attacks, dtype=np.int64)
+    faces_of = np.zeros(n_attacks if keep_faces else 0, dtype=np.int64)
     if rolled.any():
         # one batch of rolls per distinct odds, the batches in the order their first attack comes, each
         # batch in attack order (a stable sort keeps it; small integers sort by radix in one pass)
@@ -1352,15 +1359,13 @@ def _fire(
             members = order[lo:hi]
             a, d = batch_odds[b]
             faces = np.asarray(dice.integers(1, d, len(members), f"{purpose}: hits at {a} in {d}"), dtype=np.int64)
-            faces_of[members] = faces
+            if keep_faces:
+                faces_of[members] = faces
             hit[members] = faces <= a
         del order
     # the roll records: per attacker group and target when there are few pairs, else per kind of attacker
-    pair = attacker_of.astype(np.int64) * n_targets + target_of
-    pair_sizes = np.bincount(pair, minlength=n_groups * n_targets)
-    pairs = np.flatnonzero(pair_sizes)
     records: list[tuple[Any, int, int | None, int, int]] = []
-    if len(pairs) <= PAIR_RECORDS:
+    if per_pair:
         for p in pairs.tolist():
             mask = pair == p
             records.append((mask, p // n_targets, p % n_targets, int(pair_sizes[p]), int(hit[mask].sum())))
