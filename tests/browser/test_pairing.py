@@ -87,6 +87,18 @@ def test_a_tv_is_paired_by_its_code_and_goes_back_when_unpaired(browser: Any, li
         expect(tv.locator("[data-testid=join-corner]")).to_contain_text(gm.evaluate("document.querySelector('[data-testid=join-code-display]')?.textContent || ''"))
         tv.screenshot(path=str(shots / "tv-paired-display.png"))
 
+        # once the battle runs the corner goes, until the GM switches it on for the TV
+        assert gm_emit(gm, "battle_start", {})["ok"]
+        expect(tv.locator("[data-testid=join-corner]")).to_be_hidden()
+        if panel:
+            gm.click("[data-testid=tab-join]")
+            gm.click("[data-testid=show-join-toggle]")
+            expect(gm.locator("[data-testid=show-join-toggle]")).to_have_attribute("aria-pressed", "true")
+        else:
+            assert gm_emit(gm, "display_set", {"show_join": True})["ok"]
+        expect(tv.locator("[data-testid=join-corner]")).to_be_visible()
+        tv.screenshot(path=str(shots / "tv-battle-with-join-corner.png"))
+
         if panel:
             gm.click("[data-testid=unpair-screen]")
             expect(gm.locator("[data-testid=no-paired-screens]")).to_be_visible()
