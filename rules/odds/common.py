@@ -234,3 +234,77 @@ def tally(paths: Iterable[tuple[Fraction, Any]], value: Callable[[Any], int]) ->
 
 def mean(weights: dict[int, Fraction]) -> Fraction:
     return sum((v * w for v, w in weights.items()), Fraction(0))
+
+
+# --- rolls read only through their sum ----------------------------------------------------------------
+
+
+class _Planned:
+    """Serves ``roll`` requests from a plan of faces (or records them, showing the lowest faces, when there
+    is no plan), and single numbers from ``pick(low, high, purpose)``."""
+
+    def __init__(self, plan: list[tuple[int, ...]] | None, pick: Callable[[int, int, str], int]) -> None:
+        self.plan = plan
+        self.pick = pick
+        self.requests: list[tuple[int, int]] = []
+        self.log: list[Roll] = []
+
+    def roll(self, count: int, sides: int, purpose: str, modifier: int = 0) -> Roll:
+        if self.plan is None:
+            self.requests.append((count, sides))
+            faces: tuple[int, ...] = (1,) * count
+        else:
+            faces = self.plan[len(self.requests)]
+            self.requests.append((count, sides))
+            if len(faces) != count:
+                raise NotEnumerable("the rolls changed between two runs of the same question")
+        return Roll(notation(count, sides, modifier), purpose, faces, modifier)
+
+    def randint(self, low: int, high: int, purpose: str) -> Roll:
+        return Roll(f"{low}-{high}", purpose, (self.pick(low, high, purpose),))
+
+    def integers(self, low: int, high: int, size: int, purpose: str) -> Sequence[int]:
+        raise NotEnumerable("a mass roll cannot be enumerated")
+
+    def derive(self, label: str) -> _Planned:
+        return self
+
+
+def by_roll_total(run: Callable[[Any], T], pick: Callable[[int, int, str], int]) -> list[tuple[Fraction, T]]:
+    """Every outcome of ``run`` whose dice rolls (``roll`` requests) are read only through the sum of all
+    their faces, and come in an order that does not depend on their faces: one run per possible sum,
+    with its exact probability. Single numbers (``randint``) show ``pick``'s face.
+
+    >>> def damage(dice):
+    ...     return sum(dice.roll(2, 10, "weapon").faces) + dice.roll(1, 6, "extra").total
+    >>> paths = by_roll_total(damage, lambda low, high, purpose: low)
+    >>> len(paths), sum(w for w, _ in paths), sum(w for w, total in paths if total == 26)
+    (24, Fraction(1, 1), Fraction(1, 600))
+    """
+    probe = _Planned(None, pick)
+    run(probe)
+    requests = probe.requests
+    ways: dict[int, int] = {0: 1}
+    denominator = 1
+    for count, sides in requests:
+        for _ in range(count):
+            nxt: dict[int, int] = {}
+            for sum_so_far, n in ways.items():
+                for face in range(1, sides + 1):
+                    nxt[sum_so_far + face] = nxt.get(sum_so_far + face, 0) + n
+            ways = nxt
+            denominator *= sides
+    paths: list[tuple[Fraction, T]] = []
+    dice_count = sum(count for count, _ in requests)
+    for sum_of_faces, n in sorted(ways.items()):
+        extra = sum_of_faces - dice_count
+        plan = []
+        for count, sides in requests:
+            faces = []
+            for _ in range(count):
+                add = min(sides - 1, extra)
+                faces.append(1 + add)
+                extra -= add
+            plan.append(tuple(faces))
+        paths.append((Fraction(n, denominator), run(_Planned(plan, pick))))
+    return paths

@@ -5,9 +5,10 @@ modifier, the cap, the pool's +20, range bands, aims and extra damage dice are t
 gives the pending attack and its target number; the defences and their target numbers come from the
 system's ``defence_options``. Both d100 are then walked face by face through the system's ``judge``
 and ``contest`` (10,000 pairs), grouped by what the damage reads of the attacker's roll (critical,
-superior successes); for each group the system's own ``_resolve`` is run with every face of the damage
-dice (by their totals), the blind attack's d100 by its two halves, and the SOM check's d100 not walked
-(it decides only knock-down and knock-out, which are not among the answers).
+superior successes); for each group the system's own ``_resolve`` is run once for every possible sum of the
+damage dice (weapon, extra and superior dice: ``_resolve`` reads only their sum), the blind attack's
+d100 by its two halves, and the SOM check's d100 not walked (it decides only knock-down and knock-out,
+which are not among the answers).
 
 What a viewer may not see never enters: a target whose numbers the viewer may not see (someone
 else's combatant while the GM has not revealed Durability) is replaced by a stand-in with blank
@@ -25,8 +26,9 @@ from typing import Any
 
 from .. import eclipse_phase as ep
 from ..core import RuleSystem, State, Viewer, clone
+from ..dice import Roll
 from ..errors import IllegalDeclaration, InvalidDeclaration, NotPermitted
-from .common import distribution, enumerate_dice, expectation, mean, probability, tally, total
+from .common import by_roll_total, distribution, expectation, mean, probability, tally, total
 
 GM = Viewer.gm()
 #: the numbers a viewer sees only of its own combatants (or the GM), blanked in a stand-in
@@ -122,14 +124,6 @@ def hit_classes(attack_target: int, defence_target: int | None) -> dict[tuple[bo
     return classes
 
 
-def _regroup(low: int, high: int, purpose: str) -> list[tuple[tuple[int, ...], Fraction]] | None:
-    if purpose.endswith("SOM check"):
-        return [((50,), Fraction(1))]  # decides knock-down only: not walked
-    if "blind attack" in purpose and (low, high) == (0, 99):
-        return [((0,), Fraction(1, 2)), ((50,), Fraction(1, 2))]  # misses on 00-49
-    return None
-
-
 def exchange_paths(system: RuleSystem, after: State, pending: Mapping[str, Any], defence: Mapping[str, Any] | None,
                    defence_target: int | None) -> list[tuple[Fraction, tuple[bool, int, int, str]]]:
     """(hit, wounds, damage before armour, target's state) for every outcome of the exchange."""
@@ -161,9 +155,39 @@ def exchange_paths(system: RuleSystem, after: State, pending: Mapping[str, Any],
             exchange = state["last_exchange"] or {}
             return (exchange.get("result") == "hit", t["wounds"] - before["wounds"], int(exchange.get("damage", 0)), t["state"])
 
-        for pw, result in enumerate_dice(run, group_sums=True, regroup=_regroup):
-            paths.append((w * pw, result))
+        blind: list[bool] = []
+
+        def passes(low: int, high: int, purpose: str, blind: list[bool] = blind) -> int:
+            if "blind attack" in purpose:
+                blind.append(True)
+            return 50  # a blind attack finds its mark on 50-99; the SOM check is not walked (see above)
+
+        found = by_roll_total(run, passes)  # the damage dice are read only through their sum
+        share = Fraction(1, 2) if blind else Fraction(1)
+        for pw, result in found:
+            paths.append((w * share * pw, result))
+        if blind:
+            paths.append((w * share, run(_Fixed(lambda low, high, purpose: 0 if "blind attack" in purpose else 50))))
     return paths
+
+
+class _Fixed:
+    """Dice for a run that rolls no damage: single numbers from ``pick``."""
+
+    def __init__(self, pick: Any) -> None:
+        self.pick = pick
+
+    def roll(self, count: int, sides: int, purpose: str, modifier: int = 0) -> Any:
+        raise IllegalDeclaration("a missed blind attack rolled damage")
+
+    def randint(self, low: int, high: int, purpose: str) -> Any:
+        return Roll(f"{low}-{high}", purpose, (self.pick(low, high, purpose),))
+
+    def integers(self, low: int, high: int, size: int, purpose: str) -> Any:
+        raise IllegalDeclaration("no mass rolls here")
+
+    def derive(self, label: str) -> _Fixed:
+        return self
 
 
 def _full_case(paths: list[tuple[Fraction, tuple[bool, int, int, str]]], name: str) -> dict[str, Any]:

@@ -57,10 +57,12 @@ def dice_sums(count: int, sides: int) -> dict[int, Fraction]:
 
 
 def reference(attack: int, defence: int | None, dv: tuple[int, int, int], armour: int, threshold: int,
-              durability: int, death: int, damage_before: int = 0) -> dict[str, Fraction]:
+              durability: int, death: int, damage_before: int = 0, extra_dice: tuple[int, int] = (0, 6),
+              blind: bool = False) -> dict[str, Fraction]:
     out = {k: Fraction(0) for k in ("hit", "wound", "incapacitated", "dead", "e_wounds")}
     defence_rolls = range(100) if defence is not None else [None]
     share = Fraction(1, 100 * len(defence_rolls))
+    hits: dict[tuple[bool, int], Fraction] = {}  # P(hit) by what the damage reads of the attack roll
     for a in range(100):
         a_ok, a_crit, superior = test_judge(a, attack)
         if not a_ok:
@@ -70,21 +72,34 @@ def reference(attack: int, defence: int | None, dv: tuple[int, int, int], armour
                 d_ok, d_crit, _ = test_judge(d, defence)
                 if d_ok and (d_crit and not a_crit or d_crit == a_crit and a <= d):
                     continue
-            out["hit"] += share
-            base = dice_sums(dv[0], dv[1])
-            extra = dice_sums(superior, 6) if superior and not a_crit else {0: Fraction(1)}
-            for x, p in base.items():
-                for y, q in extra.items():
-                    total = (x + dv[2] + y) * (2 if a_crit else 1)
-                    through = max(0, total - armour)
-                    wounds = through // threshold
-                    w = share * p * q
-                    out["wound"] += w if wounds else 0
-                    out["e_wounds"] += w * wounds
-                    if damage_before + through >= death:
-                        out["dead"] += w
-                    elif damage_before + through >= durability:
-                        out["incapacitated"] += w
+            share_hit = share / 2 if blind else share  # a blind attack misses on 00-49 anyway
+            hits[(a_crit, superior)] = hits.get((a_crit, superior), Fraction(0)) + share_hit
+    for (a_crit, superior), share_hit in hits.items():
+        out["hit"] += share_hit
+        base = dice_sums(dv[0], dv[1])
+        if extra_dice[0]:
+            base = _add(base, dice_sums(*extra_dice))
+        extra = dice_sums(superior, 6) if superior and not a_crit else {0: Fraction(1)}
+        for x, p in base.items():
+            for y, q in extra.items():
+                total = (x + dv[2] + y) * (2 if a_crit else 1)
+                through = max(0, total - armour)
+                wounds = through // threshold
+                w = share_hit * p * q
+                out["wound"] += w if wounds else 0
+                out["e_wounds"] += w * wounds
+                if damage_before + through >= death:
+                    out["dead"] += w
+                elif damage_before + through >= durability:
+                    out["incapacitated"] += w
+    return out
+
+
+def _add(a: dict[int, Fraction], b: dict[int, Fraction]) -> dict[int, Fraction]:
+    out: dict[int, Fraction] = {}
+    for x, p in a.items():
+        for y, q in b.items():
+            out[x + y] = out.get(x + y, Fraction(0)) + p * q
     return out
 
 
@@ -104,6 +119,15 @@ def test_pistol_shot_against_the_text() -> None:
     assert values(case) == reference(70, 30, (2, 10, 0), 10, 8, 40, 60)
     assert answer["most_likely"] == "defence_fray"
     assert Fraction(answer["attack"][0]["fraction"]) == Fraction(71, 100)
+
+
+def test_burst_fire_blind_against_the_text() -> None:
+    state = battle(jinx={"weapon1": "smg"})
+    answer = EP.odds(state, GM, {"type": "attack", "combatant": "j", "target": "x", "weapon": 0, "mode": "burst",
+                                 "visibility": "blind_chance"})
+    assert answer["attack_target"] == 70
+    (case,) = answer["cases"]
+    assert values(case) == reference(70, 30, (2, 10, 0), 10, 8, 40, 60, extra_dice=(1, 10), blind=True)
 
 
 def test_melee_against_each_defence_and_damage_already_taken() -> None:
