@@ -210,8 +210,10 @@ def player_page(slug: str) -> Any:
 
 @bp.get("/t/<slug>/watch")
 def spectator_page(slug: str) -> Any:
+    """The spectator link: the table display laid out for whatever screen opens it (a phone too),
+    with the system's full spectator board under it."""
     table = _table_or_404(slug)
-    return render_template("board.html", role="spectator", table=table, token="", join_url="", watch_url="")
+    return render_template("display.html", table=table, mode="watch")
 
 
 @bp.get("/t/<slug>/display")

@@ -37,9 +37,11 @@ const els = {
   join: document.getElementById("join"),
   systemName: document.getElementById("system-name"),
   fullscreen: document.getElementById("fullscreen"),
+  details: document.getElementById("details"),
 };
 
 let renderer = null;
+let detailModule = null; // watch mode: the system's own board module, read-only, under the display
 let table = null;
 let battle = null; // the connection's state
 let lastFresh = [];
@@ -109,7 +111,18 @@ async function loadRenderer() {
   return renderer;
 }
 
-connect({
+async function loadDetails() {
+  if (detailModule || !els.details) return detailModule;
+  try {
+    detailModule = await import(`${staticRoot}js/systems/${systemId}.js`);
+  } catch (err) {
+    console.error(err);
+    detailModule = { render: () => {} };
+  }
+  return detailModule;
+}
+
+const conn = connect({
   table: body.dataset.table,
   token: null,
   onStatus: setStatus,
@@ -126,6 +139,10 @@ connect({
     await loadRenderer();
     renderBoard(true);
     renderAround();
+    if (els.details) {
+      await loadDetails();
+      renderDetails();
+    }
   },
 });
 
@@ -151,6 +168,24 @@ function renderBoard(fresh) {
   } catch (err) {
     console.error(err);
     replace(root, h("p", { class: "d-empty" }, "The board could not be drawn."));
+  }
+}
+
+// Watch mode: the system's module draws its full spectator board under the display (read-only: a
+// spectator has no legal actions, and anything sent would be refused by the server anyway).
+function renderDetails() {
+  const root = els.details;
+  root.dataset.version = String(battle.v);
+  if (!battle.view) { replace(root, h("p", { class: "d-muted" }, "Waiting for the GM to start a battle…")); return; }
+  const refuse = async () => ({ ok: false, error: "Spectators watch only." });
+  const ctx = {
+    role: "spectator", seat: null, table, ui, grid, conn, notice: () => {}, send: refuse, command: refuse,
+    events: battle.events, version: battle.v, battleId: battle.battleId,
+  };
+  try {
+    detailModule.render(root, battle.view, ctx);
+  } catch (err) {
+    console.error(err);
   }
 }
 
@@ -209,7 +244,7 @@ function renderDice() {
 
 function renderLog() {
   if (!battle) return;
-  const lines = battle.events.filter((e) => e.text).slice(-4).reverse();
+  const lines = battle.events.filter((e) => e.text).slice(mode === "watch" ? -8 : -4).reverse();
   replace(els.log, lines.map((e, i) => h("li", { class: i === 0 ? "d-log-latest" : "", dataset: { type: e.type || "", v: e.v } }, e.text)));
 }
 

@@ -150,13 +150,13 @@ export function renderGrid(container, spec) {
     const r = cell * 0.42;
     const outer = s("g", {
       class: `token ${mark.cls} ${t.cls || ""} ${t.active ? "active" : ""} ${t.selected ? "selected" : ""} ${t.dead ? "dead" : ""}`,
-      transform: `translate(${(t.x + 0.5) * cell} ${(t.y + 0.5) * cell})`,
       dataset: { testid: "token", combatant: t.id, id: t.id, side: t.side ?? "" },
       tabindex: spec.onTokenClick ? 0 : null,
       role: spec.onTokenClick ? "button" : null,
       "aria-label": t.title || t.name || t.label || t.id,
     });
-    const inner = s("g", { class: "token-inner", dataset: { testid: `token-${t.id}`, id: t.id } });
+    // the inner element carries the position (as it always has: tests and modules read its transform)
+    const inner = s("g", { class: "token-inner", transform: `translate(${(t.x + 0.5) * cell} ${(t.y + 0.5) * cell})`, dataset: { testid: `token-${t.id}`, id: t.id } });
     if (t.active) inner.append(s("circle", { class: "token-active-halo", r: cell * 0.56, "stroke-width": cell * 0.06 }));
     const body = s("circle", { class: "token-body", r });
     if (t.colour) body.style.setProperty("fill", t.colour);
@@ -208,7 +208,7 @@ export function renderGrid(container, spec) {
       outer.addEventListener("click", (ev) => { ev.stopPropagation(); spec.onTokenClick(t.id); });
       outer.addEventListener("keydown", (ev) => { if (ev.key === "Enter" || ev.key === " ") spec.onTokenClick(t.id); });
     }
-    if (spec.canDrag && spec.canDrag(t.id) && spec.onDrop) makeDraggable(svg, outer, t, cell, width, height, spec.onDrop);
+    if (spec.canDrag && spec.canDrag(t.id) && spec.onDrop) makeDraggable(svg, inner, t, cell, width, height, spec.onDrop);
     tokens.append(outer);
   }
   svg.append(tokens, names);

@@ -45,7 +45,7 @@ def test_action_points_shown_and_spent_from_a_phone(browser: Any, live_server: L
 
         # Move next to the trooper: tap Move, then the square left of the trooper (cost = squares moved).
         phone.click("[data-testid=action-move]")
-        trooper = watch.locator("[data-testid=token-c2]")
+        trooper = watch.locator("[data-testid=board] [data-testid=token-c2]")  # the display's board (the details repeat it)
         expect(trooper).to_be_visible()
         grid = phone.locator("[data-testid=bb-grid] svg")
         grid.scroll_into_view_if_needed()

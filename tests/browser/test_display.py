@@ -197,7 +197,7 @@ def test_the_spectator_link_shows_the_same_display_on_a_phone(browser: Any, live
     try:
         page = context.new_page()
         spy = SocketSpy(page)
-        page.goto(f"{live_server.url}/t/{slug}/display?layout=watch")
+        page.goto(f"{live_server.url}/t/{slug}/watch")
         page.wait_for_selector("[data-testid=connection-status][data-state=live]")
         page.wait_for_selector("[data-testid=board] [data-testid=token]")
         page.wait_for_timeout(600)

@@ -76,7 +76,7 @@ def test_a_duel_from_gm_screen_to_phone_to_spectator(browser: Any, live_server: 
         gm.click("[data-testid=choose-attack][data-combatant=c2]")
         watch.wait_for_selector("[data-testid=last-turn][data-turn='1']")
         phone.wait_for_selector("[data-testid=last-turn][data-turn='1']")
-        assert watch.locator("[data-testid=dice-tray] .die").count() >= 4
+        assert watch.locator("[data-testid=dice-tray] .kit-die").count() >= 4
         watch.wait_for_timeout(900)  # let the dice finish rolling before the screenshots
         watch.screenshot(path=str(shots / "spectator-after-turn-1.png"), full_page=True)
         phone.screenshot(path=str(shots / "phone-after-turn-1.png"), full_page=True)

@@ -48,7 +48,6 @@ export function render(root, view, ctx) {
     card(a),
     h("div", { class: "pbd-vs", "aria-hidden": "true" }, "vs"),
     card(b),
-    last ? h("div", { class: "pbd-last", dataset: { testid: "last-turn", turn: last.turn } }) : null,
   ));
 }
 
