@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from fractions import Fraction
-from math import factorial
+from math import factorial, gcd
 from typing import Any
 
 from .. import battles_balances as bb
@@ -86,16 +86,78 @@ def attack_paths(known: Mapping[str, Any], kind: str, attacker_id: str, target_i
         blow = next(e for e in events if e["type"] in BLOWS)
         return tuple(dice.faces), (blow["type"], blow["data"].get("margin", 0))
 
-    classes: dict[tuple[str, int], tuple[Fraction, tuple[tuple[int, ...], ...]]] = {}
-    for weight, (faces, blow) in enumerate_dice(pools, group_sums=True, limit=ATTACK_PATHS):
-        known_weight, representative = classes.get(blow, (Fraction(0), faces))
-        classes[blow] = (known_weight + weight, representative)
+    classes: dict[Any, tuple[Fraction, tuple[tuple[int, ...], ...]]] = {}
+    recorder = _Recorder()
+    fight(recorder)
+    if len(recorder.pools) <= 2 and not recorder.doubled:
+        # one pool a side, each read only through its total: the blow depends only on the difference of
+        # the two sums, so the pools are grouped by it (two convolutions instead of every pair of totals)
+        sums = [_sum_ways(count, sides) for count, sides in recorder.pools]
+        while len(sums) < 2:
+            sums.append({0: (1, ())})
+        (a_ways, a_all), (d_ways, d_all) = (_ways_total(x) for x in sums)
+        for sa, (na, fa) in a_ways.items():
+            for sd, (nd, fd) in d_ways.items():
+                weight = Fraction(na * nd, a_all * d_all)
+                known_weight, representative = classes.get(sa - sd, (Fraction(0), tuple(f for f in (fa, fd) if f)))
+                classes[sa - sd] = (known_weight + weight, representative)
+    else:
+        for weight, (faces, blow) in enumerate_dice(pools, group_sums=True, limit=ATTACK_PATHS):
+            known_weight, representative = classes.get(blow, (Fraction(0), faces))
+            classes[blow] = (known_weight + weight, representative)
     # 2. the rest of the blow (damage die, coin) once per kind of blow and margin, after pools showing it
     paths: list[tuple[Fraction, tuple[bool, int, bool, int, bool]]] = []
     for weight, representative in classes.values():
         for w, result in enumerate_dice(run, prefix=representative, group_sums=True, limit=ATTACK_PATHS):
             paths.append((weight * w, result))
     return paths
+
+
+class _Recorder:
+    """Shows the lowest faces and notes the pool rolls (those before the damage)."""
+
+    def __init__(self) -> None:
+        self.pools: list[tuple[int, int]] = []
+        self.doubled = False
+
+    def roll(self, count: int, sides: int, purpose: str, modifier: int = 0) -> Any:
+        if not _PoolsOnly._after_pools(purpose) and count:
+            self.pools.append((count, sides))
+            self.doubled = self.doubled or "second roll" in purpose
+        return Roll(notation(count, sides, modifier), purpose, (1,) * count, modifier)
+
+    def randint(self, low: int, high: int, purpose: str) -> Any:
+        return Roll(f"{low}-{high}", purpose, (low,))
+
+    def integers(self, low: int, high: int, size: int, purpose: str) -> Any:
+        raise NotEnumerable("no mass rolls here")
+
+    def derive(self, label: str) -> _Recorder:
+        return self
+
+
+def _sum_ways(count: int, sides: int) -> dict[int, tuple[int, tuple[int, ...]]]:
+    """Each sum of ``count`` dice of ``sides``: the number of ways to roll it and one set of faces."""
+    ways: dict[int, int] = {0: 1}
+    for _ in range(count):
+        nxt: dict[int, int] = {}
+        for so_far, n in ways.items():
+            for face in range(1, sides + 1):
+                nxt[so_far + face] = nxt.get(so_far + face, 0) + n
+        ways = nxt
+    out = {}
+    for total_, n in ways.items():
+        extra, faces = total_ - count, []
+        for _ in range(count):
+            add = min(sides - 1, extra)
+            faces.append(1 + add)
+            extra -= add
+        out[total_] = (n, tuple(faces))
+    return out
+
+
+def _ways_total(ways: dict[int, tuple[int, tuple[int, ...]]]) -> tuple[dict[int, tuple[int, tuple[int, ...]]], int]:
+    return ways, sum(n for n, _ in ways.values())
 
 
 #: the events that say what a blow did (each carries its margin)
@@ -167,11 +229,32 @@ def _chance(weights: Mapping[int, Fraction], test: Any) -> Fraction:
 
 
 def convolve(a: dict[int, Fraction], b: dict[int, Fraction]) -> dict[int, Fraction]:
-    out: dict[int, Fraction] = {}
-    for x, p in a.items():
-        for y, q in b.items():
-            out[x + y] = out.get(x + y, Fraction(0)) + p * q
-    return out
+    """The distribution of the sum of two independent whole numbers (in integers over a common denominator)."""
+    (ia, da), (ib, db) = _integers(a), _integers(b)
+    out: dict[int, int] = {}
+    for x, p in ia.items():
+        for y, q in ib.items():
+            out[x + y] = out.get(x + y, 0) + p * q
+    return {v: Fraction(n, da * db) for v, n in out.items()}
+
+
+def _integers(weights: dict[int, Fraction]) -> tuple[dict[int, int], int]:
+    denominator = 1
+    for w in weights.values():
+        denominator = denominator * w.denominator // gcd(denominator, w.denominator)
+    return {v: int(w * denominator) for v, w in weights.items()}, denominator
+
+
+def _chance_greater(a: dict[int, Fraction], b: dict[int, Fraction]) -> Fraction:
+    """P(one draw of ``a`` is greater than one of ``b``)."""
+    (ia, da), (ib, db) = _integers(a), _integers(b)
+    below = 0
+    total_ = 0
+    values = sorted(set(ia) | set(ib))
+    for v in values:  # b's weight strictly below each value of a
+        total_ += ia.get(v, 0) * below
+        below += ib.get(v, 0)
+    return Fraction(total_, da * db)
 
 
 def check_odds(known: Mapping[str, Any], declaration: Mapping[str, Any]) -> dict[str, Any]:
@@ -205,15 +288,9 @@ def contest_odds(known: Mapping[str, Any], declaration: Mapping[str, Any]) -> di
     if mode == "summed":
         sa = convolve(convolve(pa, pa), pa)
         sb = convolve(convolve(pb, pb), pb)
-        diff: dict[int, Fraction] = {}
-        for x, p in sa.items():
-            for y, q in sb.items():
-                diff[x - y] = diff.get(x - y, Fraction(0)) + p * q
-        a_wins = _chance(diff, lambda d: d > 0)
-        b_wins = _chance(diff, lambda d: d < 0)
+        a_wins, b_wins = _chance_greater(sa, sb), _chance_greater(sb, sa)
     else:
-        win = sum((p * q for x, p in pa.items() for y, q in pb.items() if x > y), Fraction(0))
-        lose = sum((p * q for x, p in pa.items() for y, q in pb.items() if x < y), Fraction(0))
+        win, lose = _chance_greater(pa, pb), _chance_greater(pb, pa)
         tie = 1 - win - lose
         a_wins, b_wins = _best_of_three(win, lose, tie)
     return {
