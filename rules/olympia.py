@@ -151,8 +151,8 @@ PAIR_RECORDS = 48  # more (attacker group, target) pairs than this in one strike
 SMALL_PAIR = 40  # a pair of (attacker group, target) with at most this many rolls shows every face
 REPORT_KEEP = 12  # phase reports kept in the state (the events hold them all)
 #: The most men one side may bring (checked by the lineup validator): one phase of two armies this
-#: big, in any mix, takes well under a second and a few hundred MB on the reference machine (see
-#: tests/benchmarks/bench_olympia.py), so no single command can hold up the server.
+#: big, in any mix, takes about a tenth of a second of CPU and about 100 MB on the project's 2-core
+#: VM (see tests/benchmarks/bench_olympia.py), so no single command can hold up the server.
 MAX_MEN_PER_SIDE = 1_000_000
 MAX_SPECIALS = 10  # special attacks in one battle (each at most 100,000 attacks)
 #: The work one step may do, in "man-phases" (see ``phase_work``): the phases of a step go on while
