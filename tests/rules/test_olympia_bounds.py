@@ -126,6 +126,11 @@ def test_the_budget_is_counted_not_timed_so_replays_agree() -> None:
                 break
             s, events = SYSTEM.apply(s, {"type": "step", "by": "battle"}, GM, SeededDice(f"replay-{n}"))
             seen.append([e["type"] for e in events])
+            paused = of_type(events, "battle.paused")
+            if paused:
+                data = paused[0]["data"]
+                assert data["phases"] == len(of_type(events, "phase.resolved"))
+                assert data["work"] <= STEP_WORK_BUDGET and data["work"] + phase_work(s) > STEP_WORK_BUDGET
         runs.append((s, seen))
     assert runs[0] == runs[1]
     state_after, seen = runs[0]
