@@ -37,7 +37,7 @@ def test_gm_tools(browser: Any, live_server: LiveServer, shots: Path) -> None:
     gm.click("[data-testid=ep-gm-reveal]")
     watch.wait_for_selector("[data-testid=ep-combatant-c2] >> text=28/40 (WT 8, DR 60)")
     # the GM drags a token; the spectator's board follows
-    tok = gm.locator("[data-testid=token-c2]")
+    tok = gm.locator("[data-testid=battle] [data-testid=token-c2]")  # not the Map panel's preview
     tok.scroll_into_view_if_needed()
     before = watch.get_attribute("[data-testid=token-c2]", "transform")
     b = tok.bounding_box()
