@@ -473,10 +473,11 @@ def on_board_set(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[st
     """The GM's board: ``{map?, tokens?, blocked?}`` (see README, Maps and tokens). Blocked squares
     changed while a battle runs reach it first as the GM's ``set_blocked`` declaration (logged, so
     replay and undo keep them); if the rules refuse, nothing changes."""
-    board, _ = hub.service.board_patch(conn.table_id, payload)
+    patch = {k: v for k, v in payload.items() if k not in ("battle_id", "expected_v", "msg_id")}  # the page's envelope
+    board, _ = hub.service.board_patch(conn.table_id, patch)
     table = hub.service.table(table_id=conn.table_id)
     version = None
-    battle = hub.service.battle(table.battle_id) if "blocked" in payload and table.battle_id is not None else None
+    battle = hub.service.battle(table.battle_id) if "blocked" in patch and table.battle_id is not None else None
     if battle is not None and battle.status != "ended" and battle.state.get("blocked", []) != board["blocked"]:
         result = hub.service.declare(table.battle_id, Viewer.gm(), {"type": "set_blocked", "blocked": board["blocked"]},
                                      actor="gm", table_id=conn.table_id)
