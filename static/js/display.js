@@ -239,12 +239,12 @@ function renderDice() {
   diceShownV = lastV;
   const many = rolls.reduce((n, r) => n + (r.faces || []).length, 0);
   els.dice.dataset.count = many > 8 ? "many" : "few";
-  replace(els.dice, kit.dice(rolls, { fresh, max: many > 8 ? 6 : 8 }));
+  replace(els.dice, kit.dice(rolls, { fresh, max: mode === "watch" ? 4 : many > 8 ? 6 : 8 }));
 }
 
 function renderLog() {
   if (!battle) return;
-  const lines = battle.events.filter((e) => e.text).slice(mode === "watch" ? -8 : -4).reverse();
+  const lines = battle.events.filter((e) => e.text).slice(mode === "watch" ? -8 : -3).reverse();
   replace(els.log, lines.map((e, i) => h("li", { class: i === 0 ? "d-log-latest" : "", dataset: { type: e.type || "", v: e.v } }, e.text)));
 }
 

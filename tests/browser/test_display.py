@@ -208,3 +208,35 @@ def test_the_spectator_link_shows_the_same_display_on_a_phone(browser: Any, live
         assert json.dumps(GM_NOTE) not in page.content()
     finally:
         context.close()
+
+
+def test_the_join_corner_shows_until_the_battle_starts(browser: Any, live_server: LiveServer, shots: Path) -> None:
+    service = service_for(live_server)
+    table = service.create_table("Friday night", "battles-and-balances")
+    service.set_lineup(table.id, lineup_for("battles-and-balances"))
+    context, page, _spy = open_display(browser, f"{live_server.url}/t/{table.slug}/display", 1920, 1080)
+    try:
+        corner = page.locator("[data-testid=join-corner]")
+        corner.wait_for()
+        assert page.inner_text("[data-testid=join-corner-code]") == table.join_code
+        page.wait_for_function("document.querySelector('.d-join-qr') && document.querySelector('.d-join-qr').naturalWidth > 0")
+        box = page.locator(".d-join-qr").bounding_box()
+        assert box and box["width"] >= 160, "the QR code is too small to scan from the sofa"
+        m = measure(page)
+        assert_fits(m, "join corner")
+        assert m["smallest"] >= 24 - 0.01, f"text {m['smallestText']!r} is {m['smallest']:.1f} px"
+        page.screenshot(path=str(shots / "display-join-corner.png"))
+        # a player joins and the battle starts: the corner goes, and the cue names the player's seat
+        _table, seat = service.join(table.join_code, "Alice")
+        lineup = lineup_for("battles-and-balances")
+        lineup[0] |= {"controller": "seat", "seat": seat.public_id}
+        service.set_lineup(table.id, lineup)
+        service.start_battle(table.id, seed="join-corner")
+        page.reload()
+        page.wait_for_selector("[data-testid=connection-status][data-state=live]")
+        page.wait_for_selector("[data-testid=board] [data-testid=token]")
+        assert page.locator("[data-testid=join-corner]").is_hidden()
+        assert page.inner_text("[data-testid=turn-cue]") == "Now: Prince Vasyl of Ostgrund (Alice)"
+    finally:
+        context.close()
+        service.engine.dispose()

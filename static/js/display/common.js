@@ -40,7 +40,14 @@ export function drawGridBoard(root, ctx, spec) {
   }));
   const points = tokens.map((t) => [t.x, t.y]);
   for (const p of spec.paths || []) for (const pt of p.points || []) points.push(pt);
-  const box = ctx.box;
+  let box = ctx.box;
+  if (ctx.mode === "watch" && root.clientWidth) {
+    // on a spectator's screen the board takes the grid's own shape (capped), so a phone's narrow
+    // board is not mostly empty; the spectator pinches to zoom
+    const h = Math.max(240, Math.min(window.innerHeight * 0.72, (root.clientWidth * spec.height) / spec.width + 8));
+    root.style.height = `${Math.round(h)}px`;
+    box = { width: root.clientWidth, height: h };
+  }
   const view = fitGrid(spec.width, spec.height, points, box, ctx.mode === "display" ? 84 : 48);
   const cell = 100;
   const px = box.width / view.width; // screen pixels per square
