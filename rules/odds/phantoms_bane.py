@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
+from .. import phantoms_bane as pb
 from ..core import RuleSystem, State, Viewer, clone
 from ..dice import ScriptedDice
 from ..errors import IllegalDeclaration, InvalidDeclaration, NotPermitted
@@ -97,26 +98,38 @@ def _result(before: State, after: State, me: str, foe: str) -> tuple[int, int, b
     return dealt, taken, bool(cs[foe]["defeated"]), bool(cs[me]["defeated"]), bool(cs[me]["escaped"]), bool(cs[foe]["escaped"])
 
 
-def turn_paths(system: RuleSystem, state: State, me: str) -> list[tuple[Fraction, tuple[int, int, bool, bool, bool, bool]]]:
-    """Every outcome of this turn from ``state`` (both choices set), with its exact probability."""
+def turn_paths(
+    system: RuleSystem, state: State, me: str, fights: dict[Any, list[tuple[Fraction, Any]]] | None = None
+) -> list[tuple[Fraction, tuple[int, int, bool, bool, bool, bool]]]:
+    """Every outcome of this turn from ``state`` (both choices set), with its exact probability.
+
+    ``fights``: the blows already worked out from the same state, by the options that were in effect
+    when the dice fell (a runner who failed fights as an attacker): shared between the questions
+    of one answer, so the fight after a failed escape is not worked out twice."""
     foe = next(cid for cid in state["order"] if cid != me)
+    fights = {} if fights is None else fights
 
     def run(dice: Any) -> tuple[int, int, bool, bool, bool, bool]:
-        after, _ = system.apply(state, {"type": "force_resolve"}, GM, dice)
+        # the turn's own resolution (what ``apply`` runs once both have chosen), without the next turn's start
+        after = clone(state)
+        pb._resolve_turn(after, dice)
         return _result(state, after, me, foe)
 
     # how many escape rolls (2d6) open the turn: one probe with middling faces
     probe = ScriptedDice([3] * 32)
-    system.apply(state, {"type": "force_resolve"}, GM, probe)
+    probed, _ = system.apply(state, {"type": "force_resolve"}, GM, probe)
     escape_rolls = 0
     for roll in probe.log:
         if roll.notation != "2d6":
             break
         escape_rolls += 1
+    if not probe.log:  # settled without dice: both got away, or one ran from a defender
+        return [(Fraction(1), _result(state, probed, me, foe))]
 
     paths: list[tuple[Fraction, Any]] = []
     fight_weight = Fraction(1)
     prefix: tuple[tuple[int, ...], ...] = ()
+    effective = (probed["last_turn"] or {}).get("effective")
     if escape_rolls:
         # the escape rolls by their totals; the blows after them are not looked at (fixed faces)
         def escape_only(dice: PathDice) -> tuple[tuple[tuple[int, ...], ...], Any]:
@@ -124,25 +137,30 @@ def turn_paths(system: RuleSystem, state: State, me: str) -> list[tuple[Fraction
             rest = _Stub(dice, escape_rolls)
             after, _ = system.apply(state, {"type": "force_resolve"}, GM, rest)
             escaped = after["combatants"][me]["escaped"] or after["combatants"][foe]["escaped"]
-            return tuple(faces[:escape_rolls]), (escaped, _result(state, after, me, foe))
+            return tuple(faces[:escape_rolls]), (escaped, _result(state, after, me, foe), (after["last_turn"] or {}).get("effective"))
 
         escapes = enumerate_dice(escape_only, group_sums=True)
         fight_weight = Fraction(0)
-        for w, (faces, (escaped, result)) in escapes:
+        for w, (faces, (escaped, result, in_effect)) in escapes:
             if escaped:
                 paths.append((w, result))
             else:
                 fight_weight += w
                 prefix = faces
+                effective = in_effect
         if not fight_weight:
             return paths
-    # first's offence die against second's defence die, and second's offence die against first's defence die
-    for (first_offence, second_defence), w1 in PAIRS:
-        for (second_offence, first_defence), w2 in PAIRS:
-            weight = fight_weight * w1 * w2
-            dice_faces = prefix + ((first_offence,), (first_defence,), (second_offence,), (second_defence,))
-            for w, result in enumerate_dice(run, prefix=dice_faces):
-                paths.append((weight * w, result))
+    key = tuple(sorted((effective or {}).items()))
+    if key not in fights:
+        fight: list[tuple[Fraction, Any]] = []
+        # first's offence die against second's defence die, and second's offence die against first's defence die
+        for (first_offence, second_defence), w1 in PAIRS:
+            for (second_offence, first_defence), w2 in PAIRS:
+                dice_faces = prefix + ((first_offence,), (first_defence,), (second_offence,), (second_defence,))
+                for w, result in enumerate_dice(run, prefix=dice_faces):
+                    fight.append((w1 * w2 * w, result))
+        fights[key] = fight
+    paths.extend((fight_weight * w, result) for w, result in fights[key])
     return paths
 
 
@@ -200,7 +218,9 @@ def _case(paths: list[tuple[Fraction, Any]], option: str, foe_option: str) -> di
     }
 
 
-def option_odds(system: RuleSystem, view: Mapping[str, Any], me: str, option: str) -> dict[str, Any]:
+def option_odds(
+    system: RuleSystem, view: Mapping[str, Any], me: str, option: str, fights: dict[Any, Any] | None = None
+) -> dict[str, Any]:
     """One option of ``me`` against each of the foe's four options (and their plain average)."""
     foe = next(cid for cid in view["order"] if cid != me)
     foe_name = view["combatants"][foe]["name"]
@@ -209,7 +229,7 @@ def option_odds(system: RuleSystem, view: Mapping[str, Any], me: str, option: st
     expected: dict[str, Fraction] = {}
     labels: dict[str, str] = {}
     for foe_option in OPTIONS:
-        paths = turn_paths(system, hypothetical_state(view, me, option, foe_option), me)
+        paths = turn_paths(system, hypothetical_state(view, me, option, foe_option), me, fights)
         case = _case(paths, option, foe_option)
         case.update(
             key=f"foe_{foe_option}",
@@ -249,7 +269,8 @@ def odds(system: RuleSystem, state: State, viewer: Viewer, declaration: Mapping[
         raise InvalidDeclaration(f"option must be one of {', '.join(OPTIONS)} (got {option!r})")
     view = system.view_for(state, viewer)
     options = [option] if option else list(OPTIONS)
-    answers = [option_odds(system, view, me, o) for o in options]
+    fights: dict[Any, Any] = {}  # the fights shared between the options of this answer
+    answers = [option_odds(system, view, me, o, fights) for o in options]
     return {
         "system": system.id,
         "combatant": me,
