@@ -73,9 +73,22 @@ def clean_blocked(value: Any, width: int | None = None, height: int | None = Non
     return [[x, y] for y, x in sorted((y, x) for x, y in seen)]
 
 
+_LAST: list[Any] = [None, frozenset()]  # the last list read and its set (the list is kept: its id stays its own)
+
+
 def blocked_of(state: Mapping[str, Any]) -> Blocked:
-    """The blocked squares of a battle state (none when it has no ``blocked``)."""
-    return frozenset((int(x), int(y)) for x, y in state.get("blocked") or ())
+    """The blocked squares of a battle state (none when it has no ``blocked``). The set of the list
+    read last is kept, so the many calls of one view cost one conversion (rule code never changes a
+    state's list in place: a change is a new list)."""
+    listed = state.get("blocked")
+    if not listed:
+        return frozenset()
+    last = _LAST
+    if last[0] is listed:
+        return last[1]
+    found = frozenset((int(x), int(y)) for x, y in listed)
+    _LAST[:] = [listed, found]
+    return found
 
 
 def _squeezed(x: int, y: int, dx: int, dy: int, blocked: Blocked) -> bool:
@@ -92,10 +105,8 @@ def line_clear(a: Square, b: Square, blocked: Blocked) -> bool:
     x1, y1 = b
     dx, dy = x1 - x0, y1 - y0
     length2 = dx * dx + dy * dy
-    for x in range(min(x0, x1), max(x0, x1) + 1):
-        for y in range(min(y0, y1), max(y0, y1) + 1):
-            if (x, y) not in blocked or (x, y) == a or (x, y) == b:
-                continue
+    for x, y in _near_line(x0, y0, dx, dy):
+        if (x, y) in blocked and (x, y) != a and (x, y) != b:
             cross = (x - x0) * dy - (y - y0) * dx
             if 4 * cross * cross >= 2 * length2:  # farther from the line than half a diagonal
                 continue
@@ -118,6 +129,20 @@ def line_clear(a: Square, b: Square, blocked: Blocked) -> bool:
             if pair[0] in blocked and pair[1] in blocked:
                 return False
     return True
+
+
+def _near_line(x0: int, y0: int, dx: int, dy: int) -> Iterable[Square]:
+    """The squares within a square of the segment from (x0, y0) by (dx, dy), along its longer axis."""
+    if abs(dx) >= abs(dy):
+        for x in range(min(x0, x0 + dx), max(x0, x0 + dx) + 1):
+            yc = y0 + dy * (x - x0) / dx if dx else y0
+            for y in range(math.floor(yc) - 1, math.ceil(yc) + 2):
+                yield x, y
+    else:
+        for y in range(min(y0, y0 + dy), max(y0, y0 + dy) + 1):
+            xc = x0 + dx * (y - y0) / dy
+            for x in range(math.floor(xc) - 1, math.ceil(xc) + 2):
+                yield x, y
 
 
 def _crosses_inside(x0: int, y0: int, dx: int, dy: int, x: int, y: int) -> bool:
