@@ -73,13 +73,16 @@ def clean_blocked(value: Any, width: int | None = None, height: int | None = Non
     return [[x, y] for y, x in sorted((y, x) for x, y in seen)]
 
 
-_LAST: list[Any] = [None, frozenset()]  # the last list read and its set (the list is kept: its id stays its own)
+#: the last list read and its set, as one tuple (swapped whole: threads never see half of it); the
+#: list is kept, so its id cannot be another list's meanwhile
+_LAST: tuple[Any, Blocked] = (None, frozenset())
 
 
 def blocked_of(state: Mapping[str, Any]) -> Blocked:
     """The blocked squares of a battle state (none when it has no ``blocked``). The set of the list
     read last is kept, so the many calls of one view cost one conversion (rule code never changes a
     state's list in place: a change is a new list)."""
+    global _LAST
     listed = state.get("blocked")
     if not listed:
         return frozenset()
@@ -87,7 +90,7 @@ def blocked_of(state: Mapping[str, Any]) -> Blocked:
     if last[0] is listed:
         return last[1]
     found = frozenset((int(x), int(y)) for x, y in listed)
-    _LAST[:] = [listed, found]
+    _LAST = (listed, found)
     return found
 
 
