@@ -140,3 +140,34 @@ def test_leak_contract_over_the_socket(duel: Table) -> None:
     gm_odds = ask(gm, duel, question)["odds"]
     escape = [o for c in gm_odds["choices"][0]["cases"] for o in c["outcomes"] if o["key"] == "escape"]
     assert escape and all(o["p"] == 0 for o in escape)
+
+
+def test_eclipse_phase_odds_over_the_socket_leak_nothing_of_the_target(app: Any) -> None:
+    """Alice's odds of shooting the guard (Bob's) do not move when the GM hurts the guard off the board or
+    gives it a defence modifier; the GM, who sees the guard's numbers, gets the full answer."""
+    from tests.server.test_eclipse_phase_sockets import EpTable
+
+    t = EpTable(app)
+    gm, alice = t.client(t.table.gm_token), t.client(t.alice_seat.token)
+    if t.battle.state["active"] == "guard":
+        bob = t.client(t.bob_seat.token)
+        assert t.declare(bob, {"type": "end_turn", "combatant": "guard"})["ok"]
+    question = {"type": "attack", "combatant": "jinx", "target": "guard", "weapon": 0}
+
+    def odds(client: Any) -> dict[str, Any]:
+        ack = client.emit("odds", {"battle_id": t.battle_id, "declaration": question}, callback=True)
+        assert ack["ok"], ack
+        return ack["odds"]
+
+    before, gm_before = odds(alice), odds(gm)
+    assert before["numbers_known"] is False and gm_before["numbers_known"] is True and gm_before["cases"]
+    assert t.declare(gm, {"type": "adjust", "combatant": "guard", "damage": 30, "wounds": 0})["ok"]
+    assert t.declare(gm, {"type": "modifier", "combatant": "guard", "label": "hidden cover", "value": 30,
+                          "applies": "defence", "lasting": True})["ok"]
+    assert odds(alice) == before
+    assert odds(gm) != gm_before, "the GM's answer does see the guard's numbers"
+    assert "hidden cover" not in json.dumps(odds(alice))
+    # and the guard's own player may not ask for Jinx's attack
+    bob = t.client(t.bob_seat.token)
+    ack = bob.emit("odds", {"battle_id": t.battle_id, "declaration": question}, callback=True)
+    assert ack["ok"] is False and ack["code"] == "forbidden"
