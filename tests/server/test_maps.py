@@ -18,6 +18,7 @@ from rules import get_system
 from tests.conftest import make_app
 from webapp.app import socketio
 from webapp.models import StoredImage
+from webapp.replay import replay_battle
 
 WALL = [[4, y] for y in range(0, 8)]  # a wall from top to bottom of an 8-row grid: nobody passes
 
@@ -320,6 +321,9 @@ def test_a_token_cannot_enter_or_cross_blocked_squares(app: Any, system: str) ->
     reply = gm.emit("board_set", {"blocked": [[4 - side, y]]}, callback=True)
     assert reply["ok"] is False and "stands on" in reply["error"]
     assert board.service.table(table_id=board.table.id).board["blocked"] == gap
+    # the log replays: the blocked squares are declarations like any other
+    report = replay_battle(board.service, battle_id)
+    assert report.ok and report.replayed >= 3, report.mismatches
 
 
 def test_adnd_a_token_cannot_enter_or_cross_blocked_squares(app: Any) -> None:
