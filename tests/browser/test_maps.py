@@ -157,3 +157,47 @@ def test_the_gm_uploads_aligns_and_blocks_and_every_screen_shows_the_map(browser
         gm_context.close()
         tv_context.close()
         phone_context.close()
+
+
+@pytest.mark.parametrize(("system", "presets", "size"), [
+    ("eclipse-phase", ("Jinx", "Habitat guard"), (24, 16)),
+    ("adnd", ("Fighter (1st level)", "Orc"), (20, 20)),
+])
+def test_the_map_and_a_blocked_square_reach_the_tv_in_the_other_grid_systems(
+        browser: Any, live_server: LiveServer, shots: Path, tmp_path: Path, system: str,
+        presets: tuple[str, ...], size: tuple[int, int]) -> None:
+    picture = drawn_map(tmp_path / "crypt.png")
+    gm_context = browser.new_context(viewport={"width": 1280, "height": 900})
+    tv_context = browser.new_context(viewport={"width": 1920, "height": 1080})
+    errors: list[str] = []
+    try:
+        gm = gm_context.new_page()
+        gm.on("pageerror", lambda e: errors.append(str(e)))
+        create_table(gm, live_server, f"Crypt {system}", system, presets)
+        slug = gm.url.split("/t/")[1].split("/")[0]
+        gm.click("[data-testid=tab-map]")
+        gm.set_input_files("[data-testid=map-file]", str(picture))
+        expect(gm.locator("[data-testid=map-status]")).to_contain_text("Map uploaded")
+        href = gm.locator("[data-testid=map-preview] [data-testid=grid-map]").get_attribute("href")
+        gm.fill("[data-testid=map-squares]", "14")
+        gm.fill("[data-testid=map-offset-x]", "24")
+        gm.fill("[data-testid=map-offset-y]", "18")
+        gm.click("[data-testid=map-align-save]")
+        expect(gm.locator("[data-testid=map-status]")).to_contain_text("lined up")
+        gm.click("[data-testid=map-paint]")
+        click_square(gm, "[data-testid=map-preview] svg", BLOCK[0], BLOCK[1], *size)
+        gm.click("[data-testid=map-blocked-save]")
+        expect(gm.locator("[data-testid=map-status]")).to_contain_text("1 blocked square saved")
+        tv = tv_context.new_page()
+        tv.on("pageerror", lambda e: errors.append(str(e)))
+        tv.goto(f"{live_server.url}/t/{slug}/display")
+        gm.click("[data-testid=tab-lineup]")
+        gm.click("[data-testid=start-battle]")
+        expect(tv.locator("[data-testid=board] [data-testid=grid-map]")).to_have_attribute("href", href)
+        expect(tv.locator(f"[data-testid=board] [data-testid=blocked][data-x='{BLOCK[0]}'][data-y='{BLOCK[1]}']")).to_have_count(1)
+        tv.wait_for_timeout(400)
+        tv.screenshot(path=str(shots / f"display-map-{system}-1080p.png"))
+        assert not errors, errors
+    finally:
+        gm_context.close()
+        tv_context.close()
