@@ -15,7 +15,7 @@ import importlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidDeclaration
+from ..errors import IllegalDeclaration, InvalidDeclaration
 
 if TYPE_CHECKING:
     from ..core import RuleSystem, State, Viewer
@@ -47,8 +47,13 @@ def odds_for(system: RuleSystem, state: State, viewer: Viewer, declaration: Any)
         raise InvalidDeclaration("the odds need a declaration (an object)")
     if not has_odds(system.id):
         raise InvalidDeclaration(f"{system.name} gives no odds")
+    from .common import NotEnumerable
+
     module = importlib.import_module(ODDS_MODULES[system.id])
-    return module.odds(system, state, viewer, declaration)
+    try:
+        return module.odds(system, state, viewer, declaration)
+    except NotEnumerable as exc:  # dice too many to walk in time: a clear refusal, never a stalled server
+        raise IllegalDeclaration(str(exc)) from exc
 
 
 __all__ = ["ODDS_MODULES", "has_odds", "odds_for"]

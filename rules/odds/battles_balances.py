@@ -31,6 +31,7 @@ from ..dice import Roll, notation
 from ..errors import IllegalDeclaration, InvalidDeclaration, NotPermitted
 from .common import (
     NotEnumerable,
+    check_span,
     distribution,
     enumerate_dice,
     expectation,
@@ -96,11 +97,16 @@ def attack_paths(known: Mapping[str, Any], kind: str, attacker_id: str, target_i
         while len(sums) < 2:
             sums.append({0: (1, ())})
         (a_ways, a_all), (d_ways, d_all) = (_ways_total(x) for x in sums)
+        counts: dict[int, list[Any]] = {}
         for sa, (na, fa) in a_ways.items():
             for sd, (nd, fd) in d_ways.items():
-                weight = Fraction(na * nd, a_all * d_all)
-                known_weight, representative = classes.get(sa - sd, (Fraction(0), tuple(f for f in (fa, fd) if f)))
-                classes[sa - sd] = (known_weight + weight, representative)
+                entry = counts.get(sa - sd)
+                if entry is None:
+                    counts[sa - sd] = [na * nd, tuple(f for f in (fa, fd) if f)]
+                else:
+                    entry[0] += na * nd
+        for diff, (n, representative) in counts.items():
+            classes[diff] = (Fraction(n, a_all * d_all), representative)
     else:
         for weight, (faces, blow) in enumerate_dice(pools, group_sums=True, limit=ATTACK_PATHS):
             known_weight, representative = classes.get(blow, (Fraction(0), faces))
@@ -138,6 +144,7 @@ class _Recorder:
 
 def _sum_ways(count: int, sides: int) -> dict[int, tuple[int, tuple[int, ...]]]:
     """Each sum of ``count`` dice of ``sides``: the number of ways to roll it and one set of faces."""
+    check_span(count, sides)
     ways: dict[int, int] = {0: 1}
     for _ in range(count):
         nxt: dict[int, int] = {}
@@ -193,7 +200,7 @@ def attack_odds(known: Mapping[str, Any], kind: str, attacker_id: str, target_id
     try:
         paths = attack_paths(known, kind, attacker_id, target_id)
     except NotEnumerable as exc:
-        raise IllegalDeclaration("these pools are too large to work out exactly in time") from exc
+        raise IllegalDeclaration(str(exc)) from exc
     wounds = tally(paths, lambda r: r[1])
     target_name = known["combatants"][target_id]["name"]
     outcomes = [
@@ -328,7 +335,10 @@ def odds(system: RuleSystem, state: State, viewer: Viewer, declaration: Mapping[
         if not viewer.is_gm:
             raise NotPermitted("checks and contests are the GM's tools")
         known = _known_state(system, state, viewer)
-        answer = check_odds(known, declaration) if kind == "check" else contest_odds(known, declaration)
+        try:
+            answer = check_odds(known, declaration) if kind == "check" else contest_odds(known, declaration)
+        except NotEnumerable as exc:
+            raise IllegalDeclaration(str(exc)) from exc
         return {"system": system.id, "method": "exact", "type": kind, **answer}
     cid = declaration.get("combatant")
     if not isinstance(cid, str) or cid not in state.get("combatants", {}):

@@ -39,8 +39,19 @@ class NotEnumerable(DiceError):
     """The resolution asked for dice that cannot be enumerated (a mass roll)."""
 
 
+#: the most totals one roll may have for the odds to walk them (30d12 has 331, 20d20 381)
+MAX_SPAN = 400
+
+
+def check_span(count: int, sides: int) -> None:
+    """Refuse a roll with too many possible totals to enumerate in time (a clear error, not a stalled server)."""
+    if count * (sides - 1) + 1 > MAX_SPAN:
+        raise NotEnumerable(f"{count}d{sides} has too many totals to work out the odds exactly in time")
+
+
 def _sum_choices(count: int, sides: int) -> list[tuple[tuple[int, ...], Fraction]]:
     """Each possible total of ``count`` dice of ``sides`` with its probability and one set of faces showing it."""
+    check_span(count, sides)
     ways: dict[int, int] = {0: 1}
     for _ in range(count):
         nxt: dict[int, int] = {}
@@ -252,6 +263,8 @@ class _Planned:
     def roll(self, count: int, sides: int, purpose: str, modifier: int = 0) -> Roll:
         if self.plan is None:
             self.requests.append((count, sides))
+            if sum(c * (s - 1) for c, s in self.requests) + 1 > MAX_SPAN:
+                raise NotEnumerable("these damage dice have too many totals to work out the odds exactly in time")
             faces: tuple[int, ...] = (1,) * count
         else:
             faces = self.plan[len(self.requests)]

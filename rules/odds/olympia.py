@@ -31,6 +31,9 @@ DEFAULT_BATTLES = 1000
 MAX_BATTLES = 5000
 #: "fight to the end" commands per simulated battle before it counts as unfinished
 MAX_STEPS = 20
+#: men fought in one answer, all simulated battles together (1,000 battles of 1,000 men a side): a larger
+#: army gets fewer battles (at least one), so one question never holds the server for long
+WORK_BUDGET = 2_000_000
 
 
 class SimulationDice:
@@ -121,6 +124,9 @@ def odds(system: RuleSystem, state: State, viewer: Viewer, declaration: Mapping[
     if isinstance(battles, bool) or not isinstance(battles, int) or not 10 <= battles <= MAX_BATTLES:
         raise InvalidDeclaration(f"battles must be a whole number from 10 to {MAX_BATTLES}")
     known = public_state(state)
+    men = sum(sum(c["troops"].values()) + 1 for c in known["combatants"].values())
+    requested = battles
+    battles = max(1, min(battles, WORK_BUDGET // max(men, 1)))
     text = json.dumps(known, sort_keys=True, separators=(",", ":"))
     seed = hashlib.sha256(f"olympia-odds/{battles}/{text}".encode()).hexdigest()
     tallies = simulate(system, known, battles, seed)
@@ -137,6 +143,9 @@ def odds(system: RuleSystem, state: State, viewer: Viewer, declaration: Mapping[
         "system": system.id,
         "method": "simulation",
         "battles": battles,
+        "requested": requested,
+        **({"note": f"{men:,} men on the field: {battles:,} simulated battles instead of {requested:,}, so the "
+                    "intervals are wider."} if battles < requested else {}),
         "seed_from": "the battle's state (the same question gets the same answer)",
         "outcomes": outcomes,
         "expected": expected,

@@ -134,3 +134,9 @@ def test_roles_and_bad_questions() -> None:
         ADND.odds(state, GM, {"combatant": "f", "kind": "melee", "target": "t"})  # same side
     with pytest.raises(IllegalDeclaration):
         ADND.odds(state, GM, {"combatant": "f", "kind": "missile", "target": "b"})  # no missile weapon
+
+
+def test_damage_dice_too_many_to_walk_are_refused_clearly() -> None:
+    state = encounter(b={"weapon": "natural", "damage": "40d100"})
+    with pytest.raises(IllegalDeclaration, match="too many totals"):
+        ADND.odds(state, GM, {"combatant": "b", "kind": "melee", "target": "f"})

@@ -175,3 +175,16 @@ def test_leak_contract_gm_notes_change_nothing() -> None:
     question = {"combatant": "a"}
     assert BB.odds(one, Viewer.player("s1"), question) == BB.odds(other, Viewer.player("s1"), question)
     assert "dragon" not in repr(BB.odds(one, Viewer.player("s1"), question))
+
+
+def test_pools_too_large_to_walk_in_time_are_refused_clearly() -> None:
+    import time
+
+    giant = fighter("a", "A", 0, size=100, agility=30, muscle=30, speed=30, stamina=30)
+    state = battle(giant, fighter("b", "B", 1, size=100, speed=30, stamina=30))
+    start = time.perf_counter()
+    for question in ({"type": "attack", "combatant": "a", "target": "b"},
+                     {"type": "check", "combatant": "a", "attribute": "muscle"}):
+        with pytest.raises(IllegalDeclaration, match="too many totals"):
+            BB.odds(state, GM, question)
+    assert time.perf_counter() - start < 2

@@ -197,3 +197,10 @@ def test_roles_and_bad_questions() -> None:
         EP.odds(state, GM, {"type": "attack", "combatant": "x", "target": "j", "weapon": 0})  # not x's turn
     with pytest.raises(IllegalDeclaration):
         EP.odds(state, GM, {"type": "attack", "combatant": "j", "target": "x", "weapon": 1})  # knife out of reach
+
+
+def test_damage_dice_too_many_to_walk_are_refused_clearly() -> None:
+    state = battle(jinx={"weapon1": "none", "weapon2": "none", "custom_weapon": "Mass driver", "custom_dv": "60d99"})
+    weapons = [w["name"] for w in state["combatants"]["j"]["weapons"]]
+    with pytest.raises(IllegalDeclaration, match="too many totals"):
+        EP.odds(state, GM, {"type": "attack", "combatant": "j", "target": "x", "weapon": weapons.index("Mass driver")})

@@ -103,3 +103,12 @@ def test_bad_questions() -> None:
     state["status"] = "ended"
     with pytest.raises(IllegalDeclaration):
         OLYMPIA.odds(state, GM, {})
+
+
+def test_a_large_army_gets_fewer_battles_so_one_question_stays_short() -> None:
+    from rules.odds.olympia import WORK_BUDGET
+
+    state = battle({"soldier": 40_000}, {"soldier": 40_000})
+    answer = OLYMPIA.odds(state, GM, {"battles": 1000})
+    assert answer["requested"] == 1000 and answer["battles"] == WORK_BUDGET // 80_002 < 1000
+    assert "note" in answer and all(o["n"] == answer["battles"] for o in answer["outcomes"])
