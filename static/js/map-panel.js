@@ -117,6 +117,10 @@ export function renderMapPanel(root, table, ctx) {
         refreshBlockedButtons();
       },
     });
+    // the board's test hooks belong to the board: the preview's tokens go by their own
+    for (const el of preview.querySelectorAll("[data-testid^='token']")) {
+      el.dataset.testid = `preview-${el.dataset.testid}`;
+    }
   };
 
   // --- the map image ----------------------------------------------------------------------
