@@ -149,7 +149,13 @@ def _same_origin() -> bool:
     if not origin:
         return True
     parts = urlsplit(origin)
-    return f"{parts.scheme}://{parts.netloc}".rstrip("/") == request.host_url.rstrip("/")
+    seen = f"{parts.scheme}://{parts.netloc}"
+    ours = {request.host_url.rstrip("/")}
+    public = current_app.config["BATTLEBOARD"].public_url  # the address players use, behind a proxy
+    if public:
+        mine = urlsplit(public)
+        ours.add(f"{mine.scheme}://{mine.netloc}")
+    return seen in ours
 
 
 def _refuse(message: str, status: int) -> tuple[Response, int]:
