@@ -205,12 +205,22 @@ function renderCue() {
   const seatName = ctxFor(false).seatName(cue.seat);
   const nowText = cue.now ? `Now: ${cue.now}${seatName ? ` (${seatName})` : ""}` : (cue.headline || (view ? "" : "Waiting for the battle…"));
   els.cue.dataset.active = cue.now ? "true" : "false";
+  els.cue.dataset.long = nowText.length > 34 ? "true" : "false";
   replace(els.cue, nowText ? h("span", { class: "d-now" }, nowText) : null);
   replace(els.phase, cue.detail || "");
 }
 
+// Dice worth showing on the TV: real dice (up to a d100), not the huge draws a mass battle records
+// to pick who of thousands strikes.
+function showable(roll) {
+  const m = /d(\d+)/.exec(roll.dice || "");
+  const r = /^(-?\d+)-(\d+)$/.exec(roll.dice || "");
+  const sides = m ? Number(m[1]) : r ? Number(r[2]) - Number(r[1]) + 1 : 0;
+  return sides > 0 && sides <= 100 && (roll.faces || []).length <= 20;
+}
+
 function eventsWithRolls(events) {
-  return events.filter((e) => e.rolls && e.rolls.length);
+  return events.filter((e) => e.rolls && e.rolls.some(showable));
 }
 
 function renderResult() {
@@ -221,7 +231,7 @@ function renderResult() {
   }
   if (!words && battle) {
     const rolled = eventsWithRolls(battle.events);
-    const last = rolled[rolled.length - 1];
+    const last = rolled[rolled.length - 1] || [...battle.events].reverse().find((e) => e.rolls && e.rolls.length && e.text);
     words = last ? last.text : null;
   }
   els.result.dataset.testid = "last-result-words";
@@ -233,13 +243,14 @@ function renderDice() {
   const rolled = eventsWithRolls(battle.events);
   if (!rolled.length) { replace(els.dice, h("p", { class: "d-muted" }, "No dice yet")); diceShownV = null; return; }
   const lastV = rolled[rolled.length - 1].v;
-  const rolls = rolled.filter((e) => e.v === lastV).flatMap((e) => e.rolls);
+  const rolls = rolled.filter((e) => e.v === lastV).flatMap((e) => e.rolls).filter(showable);
   const fresh = diceShownV !== lastV && lastFresh.some((e) => e.v === lastV);
   if (diceShownV === lastV && els.dice.childElementCount) return;
   diceShownV = lastV;
   const many = rolls.reduce((n, r) => n + (r.faces || []).length, 0);
   els.dice.dataset.count = many > 8 ? "many" : "few";
-  replace(els.dice, kit.dice(rolls, { fresh, max: mode === "watch" ? 4 : many > 8 ? 6 : 8 }));
+  // the last rolls of the update (on the TV at most four: they must read from the sofa)
+  replace(els.dice, kit.dice(rolls.slice(-4), { fresh, max: 4 }));
 }
 
 function renderLog() {

@@ -240,3 +240,67 @@ def test_the_join_corner_shows_until_the_battle_starts(browser: Any, live_server
     finally:
         context.close()
         service.engine.dispose()
+
+
+GM_DECLARE = """async ([slug, token, declarations]) => {
+  const socket = io({auth: {table: slug, token}, transports: ['websocket']});
+  await new Promise((resolve) => socket.on('connect', resolve));
+  const call = (event, payload) => new Promise((resolve) => socket.emit(event, payload, resolve));
+  const acks = [];
+  for (const declaration of declarations) {
+    const sync = await call('sync', {battle_id: null, since_v: 0});
+    acks.push(await call('declare', {battle_id: sync.battle.battle_id, expected_v: sync.battle.v, declaration, msg_id: Math.random().toString(36).slice(2)}));
+  }
+  socket.disconnect();
+  return acks;
+}"""
+
+
+def gm_declares(helper: Any, server: LiveServer, slug: str, gm_token: str, *declarations: dict[str, Any]) -> None:
+    """The GM sends declarations over a socket of its own (as its console would), so the display
+    receives them live; the helper page only borrows the Socket.IO client."""
+    if not helper.evaluate("typeof io !== 'undefined'"):
+        helper.goto(server.url + "/")
+        helper.add_script_tag(url=server.url + "/vendor/socket.io.min.js")
+    acks = helper.evaluate(GM_DECLARE, [slug, gm_token, list(declarations)])
+    assert all(ack and ack.get("ok") for ack in acks), acks
+
+
+def test_the_display_animates_what_happens(browser: Any, live_server: LiveServer, shots: Path) -> None:
+    helper_context = browser.new_context()
+    helper = helper_context.new_page()
+    slug, gm_token = prepare(live_server, "olympia")
+    context, page, _spy = open_display(browser, f"{live_server.url}/t/{slug}/display", 1920, 1080)
+    try:
+        page.wait_for_selector("[data-testid=board] [data-testid^=unit-]")
+        men_before = int(page.get_attribute("[data-testid=unit-c1]", "data-men") or 0)
+        gm_declares(helper, live_server, slug, gm_token, {"type": "begin"}, {"type": "step", "by": "phase"})
+        # the missile phase: the lord's unit loses men, the loss falls off its block, the result is in words
+        page.wait_for_selector("[data-testid=unit-c1] .old-loss")
+        assert int(page.get_attribute("[data-testid=unit-c1]", "data-men") or 0) < men_before
+        assert re.search(r"missile attacks: side A loses \d", page.inner_text("[data-testid=last-result-words]"))
+        assert "melee phase next" in page.inner_text("[data-testid=phase]")
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(shots / "display-olympia-casualties.png"))
+        gm_declares(helper, live_server, slug, gm_token, {"type": "step", "by": "battle"})
+        page.wait_for_selector("[data-testid^=side-][data-broken=true]")
+        page.wait_for_timeout(800)
+        page.screenshot(path=str(shots / "display-olympia-broken.png"))
+        assert_fits(measure(page), "Olympia at the end")
+
+        # Phantom's Bane: both choose, and the display reveals both options with the dice
+        slug, gm_token = prepare(live_server, "phantoms-bane")
+        page.goto(f"{live_server.url}/t/{slug}/display")
+        page.wait_for_selector("[data-testid=chosen-c1][data-chosen=true]")
+        gm_declares(helper, live_server, slug, gm_token, {"type": "choose", "combatant": "c2", "option": "attack"})
+        page.wait_for_selector("[data-testid=reveal-c1]")
+        assert "Run Away" in page.inner_text("[data-testid=reveal-c1]")
+        assert "Attack" in page.inner_text("[data-testid=reveal-c2]")
+        page.wait_for_timeout(900)
+        page.screenshot(path=str(shots / "display-phantoms-bane-reveal.png"))
+        m = measure(page)
+        assert_fits(m, "the reveal")
+        assert m["smallest"] >= 24 - 0.01, f"text {m['smallestText']!r} is {m['smallest']:.1f} px"
+    finally:
+        context.close()
+        helper_context.close()

@@ -33,7 +33,7 @@ export function render(root, view, ctx) {
       title: `${u.name}: ${troops}`,
     },
     h("div", { class: "old-unit-head" }, kit.sideBadge(sid, sideIds), h("span", { class: "old-unit-name" }, u.name), u.leader ? h("span", { class: "old-leader" }, "★") : null),
-    h("div", { class: "old-unit-men" }, `${fmt(u.men)} men`),
+    h("div", { class: "old-unit-men" }, `${fmt(u.men)} ${u.men === 1 ? "man" : "men"}`),
     troops ? h("div", { class: "old-unit-troops" }, troops) : null,
     u.state !== "fighting" ? h("div", { class: "old-unit-state" }, u.state) : null,
     lost ? h("div", { class: "old-loss", "aria-label": `${lost} fell` }, `−${fmt(lost)}`) : null);
@@ -83,7 +83,7 @@ export function cue(view) {
   if (view.status === "ended") return { now: null, headline: view.outcome && view.outcome.text ? view.outcome.text : "The battle is over", detail: view.round ? `Round ${view.round}` : "" };
   if (view.status === "setup") return { now: null, headline: "The armies deploy", detail: "Before the battle" };
   const phase = view.next_phase ? PHASES[view.next_phase] || view.next_phase : "";
-  return { now: null, headline: phase ? `Next: ${phase}` : "", detail: joinParts(view.round ? `Round ${view.round}` : "Before round 1", phase) };
+  return { now: null, headline: phase ? `Next: ${phase}` : "", detail: joinParts(view.round ? `Round ${view.round}` : "Before round 1", phase ? `${phase} next` : "") };
 }
 
 export function result(view) {
@@ -91,5 +91,12 @@ export function result(view) {
   const reports = view.report || [];
   const last = reports[reports.length - 1];
   if (!last) return null;
-  return typeof last === "string" ? last : last.text || last.summary || null;
+  if (typeof last === "string") return last;
+  // in large words: the phase and how many fell on each side
+  const losses = Object.entries(last.losses || {}).map(([sid, kinds]) => {
+    const n = Object.values(kinds || {}).reduce((a, b) => a + b, 0);
+    return n ? `side ${sid} loses ${fmt(n)}` : null;
+  }).filter(Boolean);
+  const broke = Object.entries(view.sides || {}).filter(([, s]) => s.broken).map(([sid]) => `side ${sid} breaks!`);
+  return `${last.title || ""}: ${[...losses, ...broke].join(", ") || "no one falls"}`;
 }
