@@ -304,3 +304,60 @@ def test_the_display_animates_what_happens(browser: Any, live_server: LiveServer
     finally:
         context.close()
         helper_context.close()
+
+
+def test_a_map_lies_under_the_grid_with_blocked_squares_and_token_colours(browser: Any, live_server: LiveServer, shots: Path) -> None:
+    """The map's own grid (20 squares across a 1000 px image, first lines at pixel 25, 10) lines up
+    with the board's; blocked squares are hatched; a token's own colour replaces its side's."""
+    import hashlib
+    import io
+
+    from PIL import Image, ImageDraw
+
+    from webapp.models import StoredImage
+
+    image = Image.new("RGB", (1000, 800), (40, 52, 40))
+    draw = ImageDraw.Draw(image)
+    for x in range(25, 1000, 50):
+        draw.line([(x, 0), (x, 800)], fill=(200, 40, 40), width=3)
+    for y in range(10, 800, 50):
+        draw.line([(0, y), (1000, y)], fill=(200, 40, 40), width=3)
+    buffer = io.BytesIO()
+    image.save(buffer, "PNG")
+    data = buffer.getvalue()
+    digest = hashlib.sha256(data).hexdigest()
+
+    service = service_for(live_server)
+    table = service.create_table("Map night", "battles-and-balances")
+    with service.session() as s:
+        s.add(StoredImage(sha256=digest, content_type="image/png", width=1000, height=800, size=len(data), data=data, table_id=table.id))
+        s.commit()
+    blocked = [[5, 3], [5, 4], [6, 4]]
+    service.write_board(table.id, {
+        "map": {"image": digest, "type": "image/png", "width": 1000, "height": 800, "squares_across": 20, "offset_x": 25, "offset_y": 10},
+        "tokens": {"c2": {"colour": "#8a2be2", "portrait": None}},
+        "blocked": blocked,
+    })
+    service.set_lineup(table.id, lineup_for("battles-and-balances"))
+    service.start_battle(table.id, seed="map")
+    service.engine.dispose()
+    context, page, _spy = open_display(browser, f"{live_server.url}/t/{table.slug}/display", 1920, 1080)
+    try:
+        page.wait_for_selector("[data-testid=board] [data-testid=token]")
+        page.wait_for_function("[...document.querySelectorAll('[data-testid=grid-map]')].length === 1")
+        # 100 user units a square; the map's square is 50 image pixels: 2 units a pixel, its first
+        # lines at pixel (25, 10) fall on the board's corner (0, 0)
+        geometry = page.evaluate("""() => { const m = document.querySelector('[data-testid=grid-map]');
+            return ['x', 'y', 'width', 'height'].map((k) => Number(m.getAttribute(k))); }""")
+        assert geometry == [-50, -20, 2000, 1600]
+        loaded = page.evaluate("""(url) => performance.getEntriesByType('resource').some((e) => e.name.endsWith(url))""", f"/img/{digest}.png")
+        assert loaded, "the map image was not fetched"
+        drawn = sorted(page.evaluate("""() => [...document.querySelectorAll('[data-testid=board] [data-testid=blocked]')]
+            .map((r) => [Number(r.dataset.x), Number(r.dataset.y)])"""))
+        assert drawn == sorted(blocked)
+        fill = page.evaluate("getComputedStyle(document.querySelector('[data-testid=board] [data-combatant=c2] .token-body')).fill")
+        assert fill == "rgb(138, 43, 226)"
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(shots / "display-map-blocked.png"))
+    finally:
+        context.close()

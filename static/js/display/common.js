@@ -9,7 +9,8 @@
 export function fitGrid(width, height, points, box, minPx = 84) {
   const aspect = box.width / Math.max(1, box.height);
   const cover = (w, h) => (w / h < aspect ? [h * aspect, h] : [w, w / aspect]);
-  let [vw, vh] = cover(width, height);
+  const pad = 0.3; // a token's halo and badge on the edge squares stay on the screen
+  let [vw, vh] = cover(width + 2 * pad, height + 2 * pad);
   if (box.width / vw >= minPx || !points.length) return { x: (width - vw) / 2, y: (height - vh) / 2, width: vw, height: vh };
   const xs = points.map((p) => p[0]);
   const ys = points.map((p) => p[1]);
@@ -19,8 +20,8 @@ export function fitGrid(width, height, points, box, minPx = 84) {
   const maxY = Math.max(...ys) + 2.4; // room for the names under the lowest tokens
   [vw, vh] = cover(Math.max(box.width / minPx, maxX - minX), Math.max(box.height / minPx, maxY - minY));
   const place = (lo, hi, size, total) => {
-    if (size >= total) return (total - size) / 2;
-    return Math.max(0, Math.min(total - size, (lo + hi) / 2 - size / 2));
+    if (size >= total + 2 * pad) return (total - size) / 2;
+    return Math.max(-pad, Math.min(total + pad - size, (lo + hi) / 2 - size / 2));
   };
   return { x: place(minX, maxX, vw, width), y: place(minY, maxY, vh, height), width: vw, height: vh };
 }
