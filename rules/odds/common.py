@@ -321,3 +321,23 @@ def by_roll_total(run: Callable[[Any], T], pick: Callable[[int, int, str], int])
             plan.append(tuple(faces))
         paths.append((Fraction(n, denominator), run(_Planned(plan, pick))))
     return paths
+
+
+def collapse(paths: Iterable[tuple[Fraction, T]]) -> list[tuple[Fraction, T]]:
+    """The same outcomes merged (their probabilities added), so counting them afterwards is quick.
+
+    >>> collapse([(Fraction(1, 4), "a"), (Fraction(1, 2), "b"), (Fraction(1, 4), "a")])
+    [(Fraction(1, 2), 'a'), (Fraction(1, 2), 'b')]
+    """
+    merged: dict[Any, list[Any]] = {}
+    for w, result in paths:
+        entry = merged.get(result)
+        if entry is None:
+            merged[result] = [w.numerator, w.denominator]
+        elif entry[1] == w.denominator:  # in whole numbers over a common denominator, reduced once at the end
+            entry[0] += w.numerator
+        else:
+            common = math.lcm(entry[1], w.denominator)
+            entry[0] = entry[0] * (common // entry[1]) + w.numerator * (common // w.denominator)
+            entry[1] = common
+    return [(Fraction(n, d), result) for result, (n, d) in merged.items()]

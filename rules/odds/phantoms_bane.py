@@ -26,6 +26,7 @@ from ..dice import ScriptedDice
 from ..errors import IllegalDeclaration, InvalidDeclaration, NotPermitted
 from .common import (
     PathDice,
+    collapse,
     distribution,
     enumerate_dice,
     expectation,
@@ -38,6 +39,8 @@ from .common import (
 OPTIONS = ("press", "attack", "defend", "run_away")
 LABELS = {"press": "press", "attack": "attack", "defend": "defend", "run_away": "run away"}
 GM = Viewer.gm()
+#: keys of a projected combatant that are no part of a combatant's state (gear is rebuilt below)
+PROJECTION_ONLY = frozenset({"weapon", "armour", "choice", "weapon_label", "armour_label", "has_chosen", "mine", "id"})
 
 
 def _pair_classes() -> list[tuple[tuple[int, int], Fraction]]:
@@ -62,7 +65,7 @@ def hypothetical_state(view: Mapping[str, Any], me: str, option: str, foe_option
     combatants: dict[str, Any] = {}
     for cid in view["order"]:
         seen = view["combatants"][cid]
-        c = {key: clone(value) for key, value in seen.items() if key not in ("weapon", "armour", "choice")}
+        c = {key: clone(value) for key, value in seen.items() if key not in PROJECTION_ONLY}
         for slot in ("weapon", "armour"):
             item = seen.get(slot)
             c[slot] = {k: v for k, v in item.items() if k != "effective"} if item else None
@@ -159,7 +162,7 @@ def turn_paths(
                 dice_faces = prefix + ((first_offence,), (first_defence,), (second_offence,), (second_defence,))
                 for w, result in enumerate_dice(run, prefix=dice_faces):
                     fight.append((w1 * w2 * w, result))
-        fights[key] = fight
+        fights[key] = collapse(fight)
     paths.extend((fight_weight * w, result) for w, result in fights[key])
     return paths
 
@@ -229,7 +232,7 @@ def option_odds(
     expected: dict[str, Fraction] = {}
     labels: dict[str, str] = {}
     for foe_option in OPTIONS:
-        paths = turn_paths(system, hypothetical_state(view, me, option, foe_option), me, fights)
+        paths = collapse(turn_paths(system, hypothetical_state(view, me, option, foe_option), me, fights))
         case = _case(paths, option, foe_option)
         case.update(
             key=f"foe_{foe_option}",
