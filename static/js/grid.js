@@ -199,6 +199,13 @@ export function renderGrid(container, spec) {
         class: "token-name", "text-anchor": "middle", "dominant-baseline": above ? "auto" : "hanging",
         y: above ? -cell * 0.5 : cell * 0.47, style: fs(nameSize),
       }, text);
+      // keep the name inside the part of the grid shown (a token at the edge would lose its ends)
+      const half = text.length * 0.34 * Math.max(nameSize, minText) + cell * 0.05;
+      const cx = (t.x + 0.5) * cell;
+      const left = v.x * cell;
+      const right = (v.x + v.width) * cell;
+      const shift = cx + half > right ? right - (cx + half) : cx - half < left ? left - (cx - half) : 0;
+      if (shift) name.setAttribute("x", String(shift));
       name.dataset.combatant = t.id;
       names.append(name);
       name.setAttribute("transform", `translate(${(t.x + 0.5) * cell} ${(t.y + 0.5) * cell})`);
