@@ -12,7 +12,7 @@
 //   highlights: [{x, y, cls, label}],          // squares to mark (reachable, targets…)
 //   blocked: [[x, y], ...],                    // squares no token may enter: drawn hatched
 //   map: {url, width, height, squares_across, offset_x, offset_y} | null,   // an image under the grid
-//   names: true,                   // draw each token's name (or `label`) under it; false: initials only
+//   names: true,                   // draw each token's `name` under it (tokens with only a `label` show it in the disc)
 //   nameSize: 0.24,                // the name's font size, in squares
 //   minText: 0,                    // no text smaller than this, in user units (the TV asks for 24 CSS px)
 //   view: {x, y, width, height},   // the part of the grid to show, in squares (default: all of it)
@@ -190,11 +190,11 @@ export function renderGrid(container, spec) {
     if (t.dead) inner.append(s("path", { class: "token-dead-mark", d: `M${-r * 0.6},${-r * 0.6} L${r * 0.6},${r * 0.6} M${r * 0.6},${-r * 0.6} L${-r * 0.6},${r * 0.6}` }));
     inner.append(s("title", {}, t.title || t.name || t.label || t.id));
     outer.append(inner);
-    if (showNames && (t.name || t.label)) {
+    if (showNames && t.name) {
       // side by side with another token, every other name goes above its token so the two stay apart
       const crowded = occupied.has(`${t.x - 1},${t.y}`) || occupied.has(`${t.x + 1},${t.y}`);
       const above = crowded && t.x % 2 === 1;
-      const text = t.name ? shortName(t.name, crowded ? 10 : 16) : String(t.label);
+      const text = shortName(t.name, crowded ? 10 : 16);
       const name = s("text", {
         class: "token-name", "text-anchor": "middle", "dominant-baseline": above ? "auto" : "hanging",
         y: above ? -cell * 0.5 : cell * 0.47, style: fs(nameSize),
