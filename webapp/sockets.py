@@ -573,8 +573,24 @@ def on_odds(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, An
     battle = hub.service.battle(battle_id)
     if battle.table_id != conn.table_id:
         raise NotPermitted("that battle is not at your table")
-    odds = get_system(battle.system_id).odds(battle.state, conn.viewer, declaration)
+    # the same question about the same version from the same eyes is answered once (a phone asks again
+    # on every redraw); the answer depends only on those, so the cache never needs clearing
+    key = (battle_id, battle.version, conn.viewer, json.dumps(declaration, sort_keys=True))
+    with _ODDS_GUARD:
+        odds = _ODDS_CACHE.get(key)
+    if odds is None:
+        odds = get_system(battle.system_id).odds(battle.state, conn.viewer, declaration)
+        with _ODDS_GUARD:
+            _ODDS_CACHE[key] = odds
+            while len(_ODDS_CACHE) > ODDS_CACHE_SIZE:
+                _ODDS_CACHE.pop(next(iter(_ODDS_CACHE)))
     return {"battle_id": battle_id, "v": battle.version, "odds": odds}
+
+
+#: answers kept per process (oldest dropped first)
+ODDS_CACHE_SIZE = 256
+_ODDS_CACHE: dict[tuple[Any, ...], dict[str, Any]] = {}
+_ODDS_GUARD = threading.Lock()
 
 
 #: the odds question: for every role (each checked above), so neither a GM event nor a declaration;

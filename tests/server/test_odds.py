@@ -171,3 +171,22 @@ def test_eclipse_phase_odds_over_the_socket_leak_nothing_of_the_target(app: Any)
     bob = t.client(t.bob_seat.token)
     ack = bob.emit("odds", {"battle_id": t.battle_id, "declaration": question}, callback=True)
     assert ack["ok"] is False and ack["code"] == "forbidden"
+
+
+def test_the_same_question_is_answered_from_the_cache_until_the_battle_moves(duel: Table) -> None:
+    from webapp import sockets
+
+    alice, bob = duel.alice(), duel.bob()
+    question = {"type": "choose", "combatant": "jharek", "option": "press"}
+    first = ask(alice, duel, question)
+    assert ask(alice, duel, question) == first
+    key = next(k for k in sockets._ODDS_CACHE if k[0] == duel.battle_id and k[1] == first["v"])
+    assert key[2].role == "player"
+    # a new version (both chose: the turn resolved) asks afresh
+    assert alice.emit("declare", {"battle_id": duel.battle_id, "expected_v": duel.version,
+                                  "declaration": {"type": "choose", "combatant": "jharek", "option": "attack"}}, callback=True)["ok"]
+    assert bob.emit("declare", {"battle_id": duel.battle_id, "expected_v": duel.version,
+                                "declaration": {"type": "choose", "combatant": "monster", "option": "attack"}}, callback=True)["ok"]
+    later = ask(alice, duel, question)
+    if later["ok"]:
+        assert later["v"] == duel.version != first["v"]
