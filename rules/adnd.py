@@ -40,6 +40,7 @@ from .core import (
 )
 from .dice import DiceSource, Roll
 from .errors import IllegalDeclaration, InvalidDeclaration
+from .physical import rolled_by
 
 # --- tables ------------------------------------------------------------------------------------
 
@@ -610,7 +611,7 @@ class AdndDemonIdol(RuleSystem):
         self._expect(state, "reaction")
         if not self._skip(state, "reaction", d, events):
             adj = _int(d, "adjustment", 0, -50, 50)
-            roll = dice.randint(1, 100, "reaction (d100)")
+            roll = rolled_by(dice, "gm").randint(1, 100, "reaction (d100)")
             total = roll.total + adj
             key, words = reaction_band(total)
             private = bool(d.get("private"))
@@ -634,7 +635,7 @@ class AdndDemonIdol(RuleSystem):
             rolls: list[Roll] = []
             for side in self.sides:
                 if side in sides:
-                    r = dice.roll(1, 6, f"surprise, side {side}")
+                    r = rolled_by(dice, f"side:{side}").roll(1, 6, f"surprise, side {side}")
                     rolls.append(r)
                     faces[side] = r.total
             side, segments = surprise_result(faces)
@@ -662,14 +663,14 @@ class AdndDemonIdol(RuleSystem):
             rolls: list[Roll] = []
             if state["scale"] == "indoors":
                 if surprised:
-                    r = dice.randint(1, 3, "distance indoors with surprise (1-3)")
+                    r = rolled_by(dice, "gm").randint(1, 3, "distance indoors with surprise (1-3)")
                     distance = r.total
                 else:
-                    r = dice.roll(1, 6, "distance indoors (d6+4)", 4)
+                    r = rolled_by(dice, "gm").roll(1, 6, "distance indoors (d6+4)", 4)
                     distance = r.total
                 rolls.append(r)
             else:
-                r = dice.roll(6, 4, "distance outdoors (6d4)")
+                r = rolled_by(dice, "gm").roll(6, 4, "distance outdoors (6d4)")
                 rolls.append(r)
                 distance = r.total
                 if surprised:
@@ -701,7 +702,7 @@ class AdndDemonIdol(RuleSystem):
                 or any(not isinstance(c, str) or c not in state["combatants"] for c in group)):
             raise InvalidDeclaration("combatants must list the ids of the group that checks morale")
         modifier = _int(d, "modifier", 0, -100, 100)
-        roll = dice.randint(1, 100, "morale (d100)")
+        roll = rolled_by(dice, "gm").randint(1, 100, "morale (d100)")
         total = roll.total + modifier
         # the score is the monster type's (ruling AD&D-4): hit dice and the +M, never current hit points
         parts: list[str] = []
@@ -1050,7 +1051,8 @@ class AdndDemonIdol(RuleSystem):
     def _do_roll_initiative(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                             events: list[Event]) -> None:
         self._expect(state, "initiative")
-        ra, rb = dice.roll(1, 6, "initiative, side A"), dice.roll(1, 6, "initiative, side B")
+        ra = rolled_by(dice, "side:A").roll(1, 6, "initiative, side A")
+        rb = rolled_by(dice, "side:B").roll(1, 6, "initiative, side B")
         faces = {"A": ra.total, "B": rb.total}
         winner = None if ra.total == rb.total else ("A" if ra.total > rb.total else "B")
         state["initiative"] = {"dice": faces, "winner": winner}
@@ -1441,7 +1443,7 @@ class AdndDemonIdol(RuleSystem):
                 text = f"{c['name']} moves (the DM places the token){why}."
             events.append(event("combatant.moved", text, **data))
         elif kind == "turn":
-            roll = dice.roll(1, 20, f"{c['name']} turns undead")
+            roll = rolled_by(dice, cid).roll(1, 20, f"{c['name']} turns undead")
             events.append(event("turning.attempted",
                                 f"{c['name']} presents a holy symbol to {_label(a['target'], state)} and rolls "
                                 f"{roll.total}; the DM reads the turning table{why}.", rolls=[roll], **data))
@@ -1481,9 +1483,9 @@ class AdndDemonIdol(RuleSystem):
         n, sides, mod = parse_dice(damage)
         dealt = []
         for _ in range(count):
-            roll = dice.roll(1, 20, f"{c['name']} attacks {t['name']}", to_hit)
+            roll = rolled_by(dice, cid).roll(1, 20, f"{c['name']} attacks {t['name']}", to_hit)
             if roll.total >= need:
-                dmg = dice.roll(n, sides, f"{c['name']}'s {with_what} damage", mod + bonus)
+                dmg = rolled_by(dice, cid).roll(n, sides, f"{c['name']}'s {with_what} damage", mod + bonus)
                 amount = max(1, dmg.total)
                 dealt.append(amount)
                 events.append(event("attack.hit", f"{c['name']} hits {t['name']} with the {with_what}: "
@@ -1551,7 +1553,7 @@ class AdndDemonIdol(RuleSystem):
         events.append(event("spell.completed", f"{c['name']}'s {a['spell']} goes off{at}{why}.", **data))
         if a.get("damage") and target:
             n, sides, mod = parse_dice(a["damage"])
-            roll = dice.roll(n, sides, f"{c['name']}'s {a['spell']}", mod)
+            roll = rolled_by(dice, cid).roll(n, sides, f"{c['name']}'s {a['spell']}", mod)
             amount = max(1, roll.total)
             events.append(event("spell.damaged", f"{a['spell']} deals {amount} damage to {_label(target, state)}.",
                                 rolls=[roll], combatant=cid, target=target, damage=amount))

@@ -43,6 +43,7 @@ from .core import (
 )
 from .dice import DiceSource, Roll
 from .errors import IllegalDeclaration, InvalidDeclaration
+from .physical import rolled_by
 
 ATTRIBUTES = ("muscle", "stamina", "agility", "speed", "focus")
 LUCK_CHOICES = (("normal", "Normal"), ("blessed", "Blessed"), ("cursed", "Cursed"))
@@ -602,10 +603,10 @@ class BattlesAndBalances(RuleSystem):
         label = _text(d, "label", "a contest")
         a_totals, b_totals, rolls = [], [], []
         for i in range(3):
-            t, r = _pool_roll(dice, a["dice"], a["size"], f"{a['name']} {label} roll {i + 1}", a["luck"], a["bonus"])
+            t, r = _pool_roll(rolled_by(dice, a["combatant"] or "gm"), a["dice"], a["size"], f"{a['name']} {label} roll {i + 1}", a["luck"], a["bonus"])
             a_totals.append(t)
             rolls += r
-            t, r = _pool_roll(dice, b["dice"], b["size"], f"{b['name']} {label} roll {i + 1}", b["luck"], b["bonus"])
+            t, r = _pool_roll(rolled_by(dice, b["combatant"] or "gm"), b["dice"], b["size"], f"{b['name']} {label} roll {i + 1}", b["luck"], b["bonus"])
             b_totals.append(t)
             rolls += r
         _spend_pending_luck(state, a)
@@ -892,16 +893,16 @@ def resolve_melee(state: State, attacker: dict[str, Any], target: dict[str, Any]
     d_bonus = size_bonus(target["size"], attacker["size"])
     a_weapon = attacker["weapon_attack"] if _armed(attacker) else 0
     a_luck = _use_luck(state, attacker, "weapon_luck")
-    a_total, rolls = _pool_roll(dice, attacker["agility"], attacker["size"], f"{attacker['name']} attack (Agility)",
+    a_total, rolls = _pool_roll(rolled_by(dice, attacker["id"]), attacker["agility"], attacker["size"], f"{attacker['name']} attack (Agility)",
                                 a_luck, a_weapon + a_bonus)
     if opts["agility_duel"]:
         d_weapon = target["weapon_attack"] if _armed(target) else 0
         d_luck = _use_luck(state, target, "weapon_luck")
-        d_total, d_rolls = _pool_roll(dice, target["agility"], target["size"], f"{target['name']} duel (Agility)",
+        d_total, d_rolls = _pool_roll(rolled_by(dice, target["id"]), target["agility"], target["size"], f"{target['name']} duel (Agility)",
                                       d_luck, d_weapon + d_bonus)
     else:
         d_luck = _use_luck(state, target, "shield_luck")
-        d_total, d_rolls = _pool_roll(dice, target["speed"], target["size"], f"{target['name']} defence (Speed)",
+        d_total, d_rolls = _pool_roll(rolled_by(dice, target["id"]), target["speed"], target["size"], f"{target['name']} defence (Speed)",
                                       d_luck, target["shield_defence"] + d_bonus)
     rolls += d_rolls
     base = {"attacker": attacker["id"], "target": target["id"], "attack": a_total, "defence": d_total}
@@ -926,15 +927,15 @@ def resolve_ranged(state: State, attacker: dict[str, Any], target: dict[str, Any
     a_bonus = size_bonus(attacker["size"], target["size"])
     d_bonus = size_bonus(target["size"], attacker["size"])
     a_luck = _use_luck(state, attacker, "weapon_luck")
-    a_total, rolls = _pool_roll(dice, attacker["focus"], attacker["size"], f"{attacker['name']} shot (Focus)",
+    a_total, rolls = _pool_roll(rolled_by(dice, attacker["id"]), attacker["focus"], attacker["size"], f"{attacker['name']} shot (Focus)",
                                 a_luck, attacker["launcher_attack"] + a_bonus)
     if state["options"]["agility_duel"]:
         d_luck = _use_luck(state, target, "weapon_luck")
-        d_total, d_rolls = _pool_roll(dice, target["agility"], target["size"], f"{target['name']} dodge (Agility)",
+        d_total, d_rolls = _pool_roll(rolled_by(dice, target["id"]), target["agility"], target["size"], f"{target['name']} dodge (Agility)",
                                       d_luck, d_bonus)
     else:
         d_luck = _use_luck(state, target, "shield_luck")
-        d_total, d_rolls = _pool_roll(dice, target["speed"], target["size"], f"{target['name']} defence (Speed)",
+        d_total, d_rolls = _pool_roll(rolled_by(dice, target["id"]), target["speed"], target["size"], f"{target['name']} defence (Speed)",
                                       d_luck, target["shield_defence"] + d_bonus)
     rolls += d_rolls
     base = {"attacker": attacker["id"], "target": target["id"], "attack": a_total, "defence": d_total,
@@ -989,7 +990,7 @@ def deal_damage(
             die_value = _half_up(sides) if halve_after else sides
             parts.append(f"maximum damage {die_value}")
         else:
-            roll = dice.roll(1, sides, f"{attacker['name']} damage")
+            roll = rolled_by(dice, attacker["id"]).roll(1, sides, f"{attacker['name']} damage")
             rolls.append(_roll_dict(roll, True, "normal"))
             die_value = _half_up(roll.total) if halve_after else roll.total
     raw = die_value + modifier + margin
@@ -1011,7 +1012,7 @@ def deal_damage(
     if opts["persistent_effects"] and effect:
         takes = True
         if attacker["effect_chance"] == "coin":
-            coin = dice.roll(1, 2, f"{attacker['name']} {effect} coin flip")
+            coin = rolled_by(dice, attacker["id"]).roll(1, 2, f"{attacker['name']} {effect} coin flip")
             rolls.append(_roll_dict(coin, True, "normal"))
             takes = coin.total == 2
         if takes:
@@ -1178,7 +1179,7 @@ def _three_rolls(dice: DiceSource, who: Mapping[str, Any], label: str) -> tuple[
     totals: list[int] = []
     rolls: list[dict[str, Any]] = []
     for i in range(3):
-        t, r = _pool_roll(dice, who["dice"], who["size"], f"{who['name']} {label} roll {i + 1}", who["luck"],
+        t, r = _pool_roll(rolled_by(dice, who["combatant"] or "gm"), who["dice"], who["size"], f"{who['name']} {label} roll {i + 1}", who["luck"],
                           who["bonus"])
         totals.append(t)
         rolls += r

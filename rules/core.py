@@ -314,8 +314,14 @@ class RuleSystem:
             raise InvalidDeclaration("two combatants share an id")
         return cleaned
 
+    def battle_option_fields(self) -> list[Field]:
+        """The system's options and the ones every battle has (who rolls the dice: rules/physical.py)."""
+        from .physical import WHO_ROLLS
+
+        return [*self.option_fields(), WHO_ROLLS]
+
     def validate_options(self, data: Any) -> dict[str, Any]:
-        return clean_fields(self.option_fields(), data or {}, "option ")
+        return clean_fields(self.battle_option_fields(), data or {}, "option ")
 
     # --- the game --------------------------------------------------------------------------
     def setup(

@@ -35,6 +35,7 @@ from . import terrain
 from .core import Event, Field, RuleSystem, State, Viewer, combatant_visibility, event
 from .dice import DiceSource
 from .errors import IllegalDeclaration, InvalidDeclaration
+from .physical import rolled_by
 
 # --- numbers of the rulings ----------------------------------------------------------------------
 
@@ -610,7 +611,7 @@ class EclipsePhase(RuleSystem):
         rolls = []
         for cid in able:
             c = state["combatants"][cid]
-            roll = dice.roll(1, 6, f"{c['name']} initiative")
+            roll = rolled_by(dice, cid).roll(1, 6, f"{c['name']} initiative")
             rolls.append(roll)
             score = c["initiative"] - c["wounds"]
             scores[cid] = {"score": score, "roll": roll.total, "total": score + roll.total, "tiebreak": []}
@@ -626,7 +627,7 @@ class EclipsePhase(RuleSystem):
                     continue
                 level: dict[int, list[str]] = {}
                 for cid in tied:
-                    roll = dice.roll(1, 6, f"{state['combatants'][cid]['name']} initiative tie-break")
+                    roll = rolled_by(dice, cid).roll(1, 6, f"{state['combatants'][cid]['name']} initiative tie-break")
                     rolls.append(roll)
                     scores[cid]["tiebreak"].append(roll.total)
                     level.setdefault(roll.total, []).append(cid)
@@ -1075,7 +1076,7 @@ class EclipsePhase(RuleSystem):
         aim = a.get("aim")
         if p["skill"] != "melee" and aim and aim["target"] == t["id"] and aim.get("ready", True):
             a["aim"] = None
-        rolls = [dice.randint(0, 99, f"{a['name']} attack ({SKILLS[p['skill']]})")]
+        rolls = [rolled_by(dice, a["id"]).randint(0, 99, f"{a['name']} attack ({SKILLS[p['skill']]})")]
         p["rolls"] = {"attacker": judge(rolls[0].total, p["target"]), "defender": None}
         p["post"] = {"attacker": {"used": bool(p["pool"]), "accepted": False}}
         if p["defence"] is not None:
@@ -1083,7 +1084,7 @@ class EclipsePhase(RuleSystem):
             if dfn["pool"]:
                 t["pools"][dfn["pool"]] -= 1
             self._consume_modifiers(t, "defence")
-            rolls.append(dice.randint(0, 99, f"{t['name']} defence ({dfn['skill_label']})"))
+            rolls.append(rolled_by(dice, t["id"]).randint(0, 99, f"{t['name']} defence ({dfn['skill_label']})"))
             p["rolls"]["defender"] = judge(rolls[1].total, dfn["target"])
             p["post"]["defender"] = {"used": bool(dfn["pool"]), "accepted": False}
         p["phase"] = "reaction"
@@ -1205,7 +1206,7 @@ class EclipsePhase(RuleSystem):
                                 attacker=a["id"], defender=t["id"]))
             return
         if p["choices"]["visibility"] == "blind_chance":
-            chance = dice.randint(0, 99, f"{a['name']} blind attack (miss on 00-49)")
+            chance = rolled_by(dice, a["id"]).randint(0, 99, f"{a['name']} blind attack (miss on 00-49)")
             exchange["blind_roll"] = chance.total
             if chance.total < 50:
                 exchange["result"] = "miss"
@@ -1221,11 +1222,12 @@ class EclipsePhase(RuleSystem):
         events.append(event("attack.hit", f"{a['name']} scores a {what} on {t['name']}.",
                             attacker=a["id"], defender=t["id"], critical=crit, superior=ar["superior"]))
         count, sides, bonus = parse_dv(p["weapon"]["dv"])
-        rolls = [dice.roll(count, sides, f"{p['weapon']['name']} damage", bonus)]
+        own = rolled_by(dice, a["id"])
+        rolls = [own.roll(count, sides, f"{p['weapon']['name']} damage", bonus)]
         for extra in p["extra"]:
-            rolls.append(dice.roll(extra["dice"][0], extra["dice"][1], f"{extra['label']} damage"))
+            rolls.append(own.roll(extra["dice"][0], extra["dice"][1], f"{extra['label']} damage"))
         if ar["superior"] and not crit:
-            rolls.append(dice.roll(ar["superior"], 6, "superior successes"))
+            rolls.append(own.roll(ar["superior"], 6, "superior successes"))
         rolled = sum(r.total for r in rolls)
         total = max(0, rolled * 2 if crit else rolled)
         kind = p["weapon"]["armour"]
@@ -1269,7 +1271,7 @@ class EclipsePhase(RuleSystem):
         """
         several = wounds >= 2
         check_target = t["som_check"] - WOUND_PENALTY * (t["wounds"] + t["traumas"])
-        roll = dice.randint(0, 99, f"{t['name']} SOM check")
+        roll = rolled_by(dice, t["id"]).randint(0, 99, f"{t['name']} SOM check")
         res = judge(roll.total, check_target)
         exchange["som_check"] = res
         knocked_down = several or not res["success"]

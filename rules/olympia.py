@@ -54,6 +54,7 @@ import numpy as np
 from .core import Event, Field, RuleSystem, State, Viewer, event, require
 from .dice import DiceSource
 from .errors import IllegalDeclaration, InvalidDeclaration, NotPermitted
+from .physical import rolled_by
 
 # --- the troop table ------------------------------------------------------------------------------
 
@@ -867,7 +868,7 @@ class Olympia(RuleSystem):
                     noble["troops"][slot.kind] -= dead
                     losses[side][slot.kind] = losses[side].get(slot.kind, 0) + dead
                 else:
-                    wound = dice.randint(1, 100, f"wound of {noble['name']}")
+                    wound = rolled_by(dice, "gm").randint(1, 100, f"wound of {noble['name']}")
                     w = wound.total
                     noble["wound"] = w
                     dies = w >= noble["health"]
@@ -982,7 +983,7 @@ class Olympia(RuleSystem):
         for cid, c in sorted(state["combatants"].items(), key=lambda item: item[1]["order"]):
             if c["side"] != loser or c["state"] == "dead":
                 continue
-            roll = dice.randint(1, 100, f"is {c['name']} taken prisoner ({chance}% or less)?")
+            roll = rolled_by(dice, "gm").randint(1, 100, f"is {c['name']} taken prisoner ({chance}% or less)?")
             if roll.total <= chance:
                 c["state"] = "prisoner"
                 events.append(event("prisoner.taken", f"{c['name']} is taken prisoner by {by} (rolled {roll.total}, {chance}% chance).",

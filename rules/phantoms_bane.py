@@ -52,6 +52,7 @@ from .core import (
 )
 from .dice import DiceSource, Roll
 from .errors import IllegalDeclaration, InvalidDeclaration
+from .physical import rolled_by
 
 OPTIONS: tuple[str, ...] = ("press", "attack", "defend", "run_away")
 OPTION_LABELS: dict[str, str] = {
@@ -900,8 +901,8 @@ def _resolve_turn(state: State, dice: DiceSource) -> list[Event]:
     rolls: dict[str, dict[str, Roll]] = {}
     for cid in (a, b):
         rolls[cid] = {
-            "offence": dice.roll(1, 6, f"{names[cid]} offence die"),
-            "defence": dice.roll(1, 6, f"{names[cid]} defence die"),
+            "offence": rolled_by(dice, cid).roll(1, 6, f"{names[cid]} offence die"),
+            "defence": rolled_by(dice, cid).roll(1, 6, f"{names[cid]} defence die"),
         }
     faces = {cid: {k: r.total for k, r in rolls[cid].items()} for cid in (a, b)}
     totals: dict[str, Any] = {}
@@ -986,7 +987,7 @@ def _resolve_turn(state: State, dice: DiceSource) -> list[Event]:
             if faces[scorer][own_die] != 6 or faces[target][other_die] != 1:
                 continue
             doubled = effective[scorer] == doubling
-            half_dice = [dice.randint(1, 3, f"{names[scorer]} {kind} half-die") for _ in range(2 if doubled else 1)]
+            half_dice = [rolled_by(dice, scorer).randint(1, 3, f"{names[scorer]} {kind} half-die") for _ in range(2 if doubled else 1)]
             amount = sum(r.total for r in half_dice)
             breakdown["damage"][target][kind] += amount
             breakdown[listing].append(
@@ -1075,8 +1076,8 @@ def _resolve_escape(
             )
         return list(runners), events, info
     r, o = cs[runner], cs[other]
-    run_roll = dice.roll(2, 6, f"{names[runner]} disengagement")
-    hold_roll = dice.roll(2, 6, f"{names[other]} engagement")
+    run_roll = rolled_by(dice, runner).roll(2, 6, f"{names[runner]} disengagement")
+    hold_roll = rolled_by(dice, other).roll(2, 6, f"{names[other]} engagement")
     run_total = run_roll.total + r["defence"] + r["skill"]
     hold_total = hold_roll.total + o["offence"] + o["skill"]
     info["rolls"] = {
