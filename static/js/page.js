@@ -9,6 +9,7 @@
 import { connect } from "./connection.js";
 import * as ui from "./ui.js";
 import * as grid from "./grid.js";
+import * as kit from "./kit.js";
 import { renderControls, renderSetup, renderNotes, renderOptions, renderRosters } from "./setup.js";
 
 const { h, replace } = ui;
@@ -304,6 +305,7 @@ function ctxBase() {
     seat: table && table.seat ? table.seat.id : null,
     table,
     ui,
+    kit,
     grid,
     conn,
     notice,
@@ -370,7 +372,7 @@ function renderDice(events, fresh) {
     return;
   }
   const rolls = recent.flatMap((e) => e.rolls);
-  replace(els.dice, ui.diceTray(rolls.slice(0, 24), { fresh: freshVs.has(lastV) }));
+  replace(els.dice, kit.dice(rolls, { fresh: freshVs.has(lastV), max: 24 }));
 }
 
 function renderHelp(sections) {

@@ -41,7 +41,8 @@ def assert_panel_reachable(gm: Any, name: str, width: int, height: int) -> None:
     box = last.bounding_box()
     assert box, f"the {name} panel is empty"
     assert box["y"] < height and box["y"] + min(box["height"], height) > 0, f"the end of the {name} panel cannot be reached"
-    assert box["x"] >= -1 and box["x"] + box["width"] <= width + 1, f"the {name} panel is wider than the screen"
+    outer = panel.bounding_box()
+    assert outer["x"] >= -1 and outer["x"] + outer["width"] <= width + 1, f"the {name} panel is wider than the screen"
     assert gm.evaluate("document.documentElement.scrollWidth") <= width, f"the page scrolls sideways with the {name} panel open"
 
 

@@ -19,6 +19,8 @@ const LETTER_NAMES = {
 };
 
 export function render(root, view, ctx) {
+  // health-like bars from the shared kit (numbers as text, never colour alone)
+  const kitBar = (current, max, text) => ctx.kit.healthBar(current, max, { label: text, text });
   const { h, replace } = ctx.ui;
   const list = view.combatants || [];
   const byId = Object.fromEntries(list.map((c) => [c.id, c]));
@@ -339,7 +341,7 @@ export function render(root, view, ctx) {
       return mine.has(d.combatant) || mine.has(d.attacker) || mine.has(d.target);
     }).slice(-6);
     const cards = list.filter((c) => c.mine).map((c) => h("div", { class: `ad-me side-${c.side.toLowerCase()}`, dataset: { testid: `me-${c.id}` } },
-      h("strong", {}, c.name), ` ${c.status}`, c.hp != null ? ctx.ui.bar(Math.max(0, c.hp), c.hp_max, `${c.hp}/${c.hp_max} hp`) : null,
+      ctx.kit.sideBadge(c.side, [...new Set(list.map((x) => x.side))].sort()), h("strong", {}, c.name), ` ${c.status}`, c.hp != null ? kitBar(Math.max(0, c.hp), c.hp_max, `${c.hp}/${c.hp_max} hp`) : null,
       h("span", { class: "muted" }, ` AC ${c.ac} · ${c.weapon} · MV ${c.move}"`)));
     if (!cards.length) return null;
     return [

@@ -10,6 +10,8 @@ const toolValues = {}; // what the GM last typed into each tool form
 let scrollToGrid = false; // bring the grid into view once move mode starts (a phone has it above the buttons)
 
 export function render(root, view, ctx) {
+  // health-like bars from the shared kit (numbers as text, never colour alone)
+  const kitBar = (current, max, text) => ctx.kit.healthBar(current, max, { label: text, text });
   const { h, replace } = ctx.ui;
   const list = view.combatants || [];
   const byId = Object.fromEntries(list.map((c) => [c.id, c]));
@@ -170,7 +172,7 @@ export function render(root, view, ctx) {
       "section",
       { class: `bb-card bb-selected side-${String(c.side).toLowerCase()}`, dataset: { testid: `selected-${c.id}` } },
       h("h3", {}, c.name, c.defeated ? h("span", { class: "bb-tag bb-tag-out" }, "out of play") : null),
-      h("div", { class: "bb-health" }, ctx.ui.bar(Math.max(0, c.health - c.wounds), c.health, `Wounds ${c.wounds} of ${c.health}`)),
+      h("div", { class: "bb-health" }, kitBar(Math.max(0, c.health - c.wounds), c.health, `Wounds ${c.wounds} of ${c.health}`)),
       h("dl", { class: "bb-stats" }, rows.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])),
       gearList(c),
       luck.enabled ? luckLine(c) : null,
@@ -256,7 +258,7 @@ export function render(root, view, ctx) {
   function ownLine(c) {
     return h("div", { class: "bb-own bb-own-line-top", dataset: { testid: `own-line-${c.id}` } },
       h("div", { class: "bb-own-line" }, apBadge(c.ap), h("span", {}, ` of ${c.ap_max}`), c.borrowed ? h("span", { class: "bb-tag bb-borrowed" }, "borrowed") : null),
-      ctx.ui.bar(Math.max(0, c.health - c.wounds), c.health, `Wounds ${c.wounds} of ${c.health}`));
+      kitBar(Math.max(0, c.health - c.wounds), c.health, `Wounds ${c.wounds} of ${c.health}`));
   }
 
   function ownSummary(c) {
@@ -264,7 +266,7 @@ export function render(root, view, ctx) {
       "div",
       { class: "bb-own", dataset: { testid: `own-${c.id}` } },
       h("div", { class: "bb-own-line" }, apBadge(c.ap), h("span", {}, ` of ${c.ap_max}`), c.borrowed ? h("span", { class: "bb-tag bb-borrowed" }, "borrowed") : null),
-      ctx.ui.bar(Math.max(0, c.health - c.wounds), c.health, `Wounds ${c.wounds} of ${c.health}`),
+      kitBar(Math.max(0, c.health - c.wounds), c.health, `Wounds ${c.wounds} of ${c.health}`),
       c.luck && c.luck.enabled ? luckLine(c) : null,
       effectsLine(c),
       gearList(c),
@@ -337,22 +339,20 @@ export function render(root, view, ctx) {
 
   function timelinePanel() {
     const line = view.timeline || [];
+    const sideList = [...new Set(list.map((c) => c.side))].sort();
     if (!line.length) return null;
     return h(
       "section",
       { class: "bb-card bb-timeline", dataset: { testid: "timeline" } },
       h("h2", {}, "Coming turns"),
-      h(
-        "ol",
-        { class: "bb-timeline-list" },
-        line.map((e, i) =>
-          h(
-            "li",
-            { class: `bb-tl bb-tl-${e.kind}${i === 0 ? " bb-tl-now" : ""}`, dataset: { combatant: e.combatant, kind: e.kind } },
-            h("span", { class: "bb-tl-name" }, e.name),
-            h("span", { class: "bb-tl-what" }, e.kind === "act" ? `acts (${e.ap} → ${e.after})` : `recovers (${e.ap} → ${e.after})`),
-          )),
-      ),
+      ctx.kit.turnStrip(line.map((e, i) => ({
+        id: e.combatant,
+        name: e.name,
+        side: (byId[e.combatant] || {}).side,
+        sides: sideList,
+        active: i === 0,
+        detail: e.kind === "act" ? `acts (${e.ap} → ${e.after})` : `recovers (${e.ap} → ${e.after})`,
+      })), { label: "Coming turns", testid: "timeline-strip" }),
       h("p", { class: "muted bb-small" }, "Guessing an attack for each turn; moves and other actions change it."),
     );
   }

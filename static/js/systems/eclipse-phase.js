@@ -26,6 +26,8 @@ function signed(n) {
 }
 
 export function render(root, view, ctx) {
+  // health-like bars from the shared kit (numbers as text, never colour alone)
+  const kitBar = (current, max, text) => ctx.kit.healthBar(current, max, { label: text, text });
   const { h, replace } = ctx.ui;
   const list = view.combatants || [];
   const byId = Object.fromEntries(list.map((c) => [c.id, c]));
@@ -89,17 +91,17 @@ export function render(root, view, ctx) {
   }
 
   function initiativeTrack() {
-    return h(
-      "ol",
-      { class: "ep-track", dataset: { testid: "ep-initiative" }, "aria-label": "initiative order" },
-      (view.order || []).map((o) => h(
-        "li",
-        { class: `ep-track-item ${o.active ? "active" : ""} ${o.done ? "done" : ""} ${o.able ? "" : "out"} side-${String((byId[o.id] || {}).side || "").toLowerCase()}`,
-          dataset: { testid: `ep-init-${o.id}` }, title: `Initiative ${o.score} + d6 ${o.roll}` },
-        h("span", { class: "ep-track-total" }, String(o.total)),
-        h("span", { class: "ep-track-name" }, o.name),
-      )),
-    );
+    const sides = [...new Set(list.map((c) => c.side))].sort();
+    return ctx.kit.turnStrip((view.order || []).map((o) => ({
+      id: o.id,
+      name: o.name,
+      side: (byId[o.id] || {}).side,
+      sides,
+      active: o.active,
+      done: o.done,
+      out: !o.able,
+      detail: `${o.total}`,
+    })), { label: "Initiative order", testid: "ep-initiative" });
   }
 
   // ---------------------------------------------------------------------------------------
@@ -423,10 +425,10 @@ export function render(root, view, ctx) {
       mine.map((c) => {
         const numbers = c.durability !== undefined;
         const health = numbers
-          ? ctx.ui.bar(Math.max(0, c.durability - c.damage), c.durability, `${c.durability - c.damage}/${c.durability} · WT ${c.wound_threshold}`)
-          : ctx.ui.bar(Math.round(c.health.level * 100), 100, c.health.label);
+          ? kitBar(Math.max(0, c.durability - c.damage), c.durability, `${c.durability - c.damage}/${c.durability} · WT ${c.wound_threshold}`)
+          : kitBar(Math.round(c.health.level * 100), 100, c.health.label);
         return h("div", { class: `ep-mine-one side-${String(c.side).toLowerCase()}`, dataset: { testid: `ep-mine-${c.id}` } },
-          h("div", { class: "ep-mine-head" }, h("strong", {}, c.name), c.id === view.active ? h("span", { class: "ep-tag ep-tag-now" }, "acting") : null),
+          h("div", { class: "ep-mine-head" }, ctx.kit.sideBadge(c.side, [...new Set(list.map((x) => x.side))].sort()), h("strong", {}, c.name), c.id === view.active ? h("span", { class: "ep-tag ep-tag-now" }, "acting") : null),
           h("div", { class: "ep-mine-health" }, health),
           h("div", { class: "ep-mine-numbers" },
             c.pools ? h("span", {}, `Flex ${c.pools.flex}/${c.pools_max.flex}`) : null,
@@ -446,8 +448,8 @@ export function render(root, view, ctx) {
   function combatantCard(c) {
     const numbers = c.durability !== undefined;
     const health = numbers
-      ? ctx.ui.bar(Math.max(0, c.durability - c.damage), c.durability, `${c.durability - c.damage}/${c.durability} (WT ${c.wound_threshold}, DR ${c.death_rating})`)
-      : ctx.ui.bar(Math.round(c.health.level * 100), 100, c.health.label);
+      ? kitBar(Math.max(0, c.durability - c.damage), c.durability, `${c.durability - c.damage}/${c.durability} (WT ${c.wound_threshold}, DR ${c.death_rating})`)
+      : kitBar(Math.round(c.health.level * 100), 100, c.health.label);
     return h(
       "article",
       { class: `ep-combatant side-${String(c.side).toLowerCase()} ${c.id === view.active ? "active" : ""} ${c.mine ? "mine" : ""} ${c.state !== "ok" ? "out" : ""}`,

@@ -26,6 +26,8 @@ let specialDraft = { preset: "dragon_fire", side: "A" };
 const fmt = (n) => (typeof n === "number" ? n.toLocaleString("en-GB") : String(n));
 
 export function render(root, view, ctx) {
+  // health-like bars from the shared kit (numbers as text, never colour alone)
+  const kitBar = (current, max, text) => ctx.kit.healthBar(current, max, { label: text, text });
   const { h, replace } = ctx.ui;
   const legal = view.legal || [];
   const moves = Object.fromEntries(legal.filter((t) => t.type === "set_behind").map((t) => [t.combatant, t]));
@@ -234,7 +236,7 @@ export function render(root, view, ctx) {
       box.push(h("div", { class: `ol-structure${s.destroyed ? " ol-destroyed" : ""}`, dataset: { testid: `structure-${key}`, damage: s.damage } },
         h("span", { class: `ol-structure-icon ol-structure-${s.kind}`, "aria-hidden": "true" }, STRUCTURE_MARKS[s.kind] || "Hall"),
         h("span", { class: "ol-structure-name" }, s.label, s.destroyed ? " — destroyed" : ""),
-        ctx.ui.bar(left, s.destroyed_at, `damage ${s.damage} of ${s.destroyed_at}`),
+        kitBar(left, s.destroyed_at, `damage ${s.damage} of ${s.destroyed_at}`),
         h("small", { class: "muted" }, `defence +${s.defence} for the first ${fmt(s.shelters)} men`)));
     }
     if (form) {

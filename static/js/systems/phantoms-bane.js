@@ -6,6 +6,8 @@ const ATTR_LABEL = { offence: "Offence", defence: "Defence", health: "Health" };
 let lastAnimatedTurn = null;
 
 export function render(root, view, ctx) {
+  // health-like bars from the shared kit (numbers as text, never colour alone)
+  const kitBar = (current, max, text) => ctx.kit.healthBar(current, max, { label: text, text });
   const { h, replace } = ctx.ui;
   const order = view.order || Object.keys(view.combatants || {});
   const cs = view.combatants || {};
@@ -109,7 +111,7 @@ export function render(root, view, ctx) {
           )
         : null,
       status ? h("div", { class: "pb-tag pb-tag-status" }, status) : null,
-      h("div", { class: "pb-health" }, ctx.ui.bar(c.health, c.health_max, `Health ${ctx.ui.slash(c.health, c.health_max)}`)),
+      h("div", { class: "pb-health" }, kitBar(c.health, c.health_max, `Health ${ctx.ui.slash(c.health, c.health_max)}`)),
       h(
         "div",
         { class: "pb-stats" },
@@ -142,8 +144,8 @@ export function render(root, view, ctx) {
       mine.map((cid) => {
         const c = cs[cid];
         return h("div", { class: `pb-mine-one side-${String(c.side).toLowerCase()}` },
-          h("strong", { class: "pb-mine-name" }, c.name),
-          ctx.ui.bar(c.health, c.health_max, `Health ${ctx.ui.slash(c.health, c.health_max)}`),
+          h("strong", { class: "pb-mine-name" }, ctx.kit.sideBadge(c.side, ["A", "B"]), " ", c.name),
+          kitBar(c.health, c.health_max, `Health ${ctx.ui.slash(c.health, c.health_max)}`),
           h("span", { class: "pb-mine-numbers" },
             `Offence ${ctx.ui.slash(c.offence, c.offence_max)} · Defence ${ctx.ui.slash(c.defence, c.defence_max)} · Skill ${ctx.ui.slash(c.skill, c.skill_max)}`));
       }));
@@ -162,22 +164,16 @@ export function render(root, view, ctx) {
       { class: "pb-options" },
       OPTION_ORDER.filter((o) => byOption[o]).map((o) => {
         const t = byOption[o];
-        return h(
-          "button",
-          {
-            type: "button",
-            class: `big pb-option pb-option-${o}${t.selected ? " selected" : ""}`,
-            "aria-pressed": t.selected ? "true" : "false",
-            title: t.help || "",
-            dataset: { testid: `choose-${o}`, combatant: cid, option: o, action: "choose" },
-            onclick: (ev) => {
-              ev.currentTarget.classList.add("pb-sending");
-              ctx.send({ type: "choose", combatant: cid, option: o });
-            },
-          },
-          h("span", { class: "pb-option-label" }, t.label),
-          t.help ? h("span", { class: "pb-option-help" }, t.help) : null,
-        );
+        const button = ctx.kit.actionButton(t.label, (ev) => {
+          ev.currentTarget.classList.add("pb-sending");
+          ctx.send({ type: "choose", combatant: cid, option: o });
+        }, {
+          testid: `choose-${o}`, combatant: cid, pressed: !!t.selected, hint: t.help || "", title: t.help || "",
+          cls: `big pb-option pb-option-${o}${t.selected ? " selected" : ""}`,
+        });
+        button.dataset.option = o;
+        button.dataset.action = "choose";
+        return button;
       }),
     );
   }
@@ -285,7 +281,7 @@ export function render(root, view, ctx) {
     return h(
       "div",
       { class: `pb-die-box${highlight ? " pb-die-hot" : ""}` },
-      ctx.ui.die(face, { fresh }),
+      ctx.kit.die(face, { fresh, sides: 6, label: caption }),
       h("span", { class: "pb-die-caption" }, caption),
     );
   }
