@@ -81,39 +81,124 @@ def derive_seed(seed: str, label: str | int) -> str:
     return hashlib.sha256(f"{seed}/{label}".encode()).hexdigest()[:32]
 
 
+def commitment(seed: str) -> str:
+    """What the board publishes when a battle starts: SHA-256 of the seed's UTF-8 text, in lowercase hex."""
+    return hashlib.sha256(seed.encode("utf-8")).hexdigest()
+
+
+def mix_entropy(mix: str, seat: str, client_seed: str) -> str:
+    """The mix after one more client seed: ``SHA-256(mix + "|" + seat + "|" + client_seed)`` in hex
+    (the mix starts as the empty string, before any client seed)."""
+    return hashlib.sha256(f"{mix}|{seat}|{client_seed}".encode()).hexdigest()
+
+
+def command_seed(seed: str, mix: str, version: int) -> str:
+    """The derived seed of the command that makes ``version``: ``derive_seed(seed, version)`` while no
+    client seed has come, else ``derive_seed(seed, mix + "/" + version)``.
+
+    >>> command_seed("s", "", 2) == derive_seed("s", 2)
+    True
+    """
+    return derive_seed(seed, version if not mix else f"{mix}/{version}")
+
+
+#: ranges of up to this many numbers take 32-bit words, larger ones (up to 2**64) 64-bit words
+_WORD = 2**32
+
+
+def word_bits(low: int, high: int) -> int:
+    """How many bits each mass die of ``low..high`` takes: 32, or 64 for ranges of over 2**32 numbers."""
+    return 32 if high - low + 1 <= _WORD else 64
+
+
+def mass_values(words: Any, low: int, high: int) -> Any:
+    """Map uniform words of :func:`word_bits` bits onto ``low..high``: ``low + (word * n >> bits)``
+    with ``n = high - low + 1`` (the multiply-shift method; each value is off the exact uniform
+    chance by at most n / 2**bits)."""
+    import numpy as np
+
+    n, bits = high - low + 1, word_bits(low, high)
+    if bits == 32:
+        return (np.asarray(words, dtype=np.uint64) * np.uint64(n) >> np.uint64(32)).astype(np.int64) + low
+    if n & (n - 1) == 0:  # a power of two: the product's top bits are the word's top bits
+        shifted = np.asarray(words, dtype=np.uint64) >> np.uint64(64 - (n.bit_length() - 1))
+        return (shifted.astype(object) + low).astype(np.int64) if low or n > 2**63 else shifted.astype(np.int64)
+    return np.array([low + (int(w) * n >> 64) for w in words], dtype=np.int64)
+
+
+def values_digest(values: Any) -> str:
+    """SHA-256 (hex) of mass dice values as little-endian signed 64-bit integers, in order."""
+    import numpy as np
+
+    return hashlib.sha256(np.asarray(values, dtype="<i8").tobytes()).hexdigest()
+
+
 @dataclass
 class SeededDice:
-    """Pseudo-random dice from a string seed: the same seed gives the same faces."""
+    """Pseudo-random dice from a string seed: the same seed gives the same faces.
+
+    Every number comes from one ``random.Random`` stream seeded with the first 8 bytes of
+    SHA-256(seed) (big-endian): :meth:`roll` and :meth:`randint` take ``randint(low, high)`` per die;
+    :meth:`integers` takes ``getrandbits(bits * size)`` (word ``i`` is bits ``bits*i`` on, ``bits``
+    from :func:`word_bits`) and maps each word with :func:`mass_values`. :meth:`derive` starts a new stream from
+    ``derive_seed(seed, label)``. With ``record``, every draw is written into :attr:`draws` (shared
+    with the derived streams) so that an export can list them.
+    """
 
     seed: str
     log: list[Roll] = field(default_factory=list)
+    record: bool = False
+    #: every draw in order when recording: {"stream", "path", "low", "high", "faces" | "size"+"sha256"}
+    draws: list[dict[str, Any]] = field(default_factory=list)
+    path: tuple[str, ...] = ()
+    stream: int = 0
 
     def __post_init__(self) -> None:
         self._random = random.Random(_seed_int(self.seed))
-        self._numpy: Any = None
+        self._streams = [0]  # how many streams this command's sources started (shared with derived ones)
 
     def roll(self, count: int, sides: int, purpose: str, modifier: int = 0) -> Roll:
         _check_dice(count, sides)
         faces = tuple(self._random.randint(1, sides) for _ in range(count))
+        if self.record:
+            self._draw(1, sides, faces=list(faces))
         return self._record(Roll(notation(count, sides, modifier), purpose, faces, modifier))
 
     def randint(self, low: int, high: int, purpose: str) -> Roll:
         _check_range(low, high)
         face = self._random.randint(low, high)
+        if self.record:
+            self._draw(low, high, faces=[face])
         return self._record(Roll(f"{low}-{high}", purpose, (face,)))
 
     def integers(self, low: int, high: int, size: int, purpose: str) -> Sequence[int]:
         _check_range(low, high)
         if size < 0:
             raise InvalidDeclaration("cannot roll a negative number of dice")
-        if self._numpy is None:
-            import numpy as np
+        import numpy as np
 
-            self._numpy = np.random.default_rng(_seed_int(self.seed + "/numpy"))
-        return self._numpy.integers(low, high + 1, size=size)
+        if high - low + 1 > 2**64 or low < -(2**63) or high >= 2**63:
+            raise InvalidDeclaration(f"mass dice take ranges of at most 2**64 numbers, not {low}..{high}")
+        if size == 0:
+            values = np.zeros(0, dtype=np.int64)
+        else:
+            width = word_bits(low, high) // 8
+            raw = self._random.getrandbits(8 * width * size).to_bytes(width * size, "little")
+            values = mass_values(np.frombuffer(raw, dtype="<u4" if width == 4 else "<u8"), low, high)
+        if self.record:
+            self._draw(low, high, size=size, sha256=values_digest(values))
+        return values
 
     def derive(self, label: str) -> SeededDice:
-        return SeededDice(derive_seed(self.seed, label))
+        child = SeededDice(derive_seed(self.seed, label), record=self.record, path=(*self.path, str(label)))
+        child.draws = self.draws
+        child._streams = self._streams
+        self._streams[0] += 1
+        child.stream = self._streams[0]
+        return child
+
+    def _draw(self, low: int, high: int, **what: Any) -> None:
+        self.draws.append({"stream": self.stream, "path": list(self.path), "low": low, "high": high, **what})
 
     def _record(self, roll: Roll) -> Roll:
         self.log.append(roll)
