@@ -432,6 +432,74 @@ def manifest(slug: str) -> Response:
     return response
 
 
+# --- the replay page (issue 18 §3): webapp/replay_view.py has the data and who may see it ---------
+def _replay_access(slug: str, battle_id: int) -> tuple[Any, Any]:
+    from .replay_view import replay_access
+
+    table = _table_or_404(slug)
+    is_gm = _remembered("gm", table.slug) == table.gm_token
+    return table, replay_access(_hub().service, table, battle_id, is_gm=is_gm)
+
+
+@bp.get("/t/<slug>/battles/<int:battle_id>/replay")
+def replay_page(slug: str, battle_id: int) -> Any:
+    """A finished battle, step by step: for the GM always, for anyone once the GM shared it."""
+    from .replay_view import ReplayRefused
+
+    try:
+        table, access = _replay_access(slug, battle_id)
+    except ReplayRefused as exc:
+        return render_template("error.html", message=str(exc)), exc.status
+    verifier, export_url = _replay_extras(table.slug, battle_id)
+    return render_template("replay.html", table=table, battle_id=battle_id, role=access.viewer.role, verifier=verifier, export_url=export_url)
+
+
+def _replay_extras(slug: str, battle_id: int) -> tuple[str | None, str | None]:
+    """The standalone dice verifier served from static/ and the battle's export download, where
+    this build has them (they belong to the committed-dice work)."""
+    from .replay_view import VERIFIER_FILES
+
+    static_dir = Path(current_app.static_folder or "")
+    verifier = next((url_for("static", filename=name) for name in VERIFIER_FILES if (static_dir / name).is_file()), None)
+    export_url = None
+    for rule in current_app.url_map.iter_rules():
+        if "export" in rule.rule and "battle_id" in rule.arguments and "GET" in (rule.methods or ()):
+            values = {"battle_id": battle_id, **({"slug": slug} if "slug" in rule.arguments else {})}
+            if set(rule.arguments) <= set(values):
+                export_url = url_for(rule.endpoint, **values)
+                break
+    return verifier, export_url
+
+
+@bp.get("/t/<slug>/battles/<int:battle_id>/replay.json")
+def replay_json(slug: str, battle_id: int) -> Any:
+    from .replay_view import ReplayRefused, replay_data
+
+    try:
+        table, access = _replay_access(slug, battle_id)
+    except ReplayRefused as exc:
+        return {"ok": False, "error": str(exc)}, exc.status
+    seat_names = {s.public_id: s.name for s in _hub().service.seats(table.id)}
+    response = current_app.response_class(json.dumps({"ok": True, **replay_data(_hub().service, table, access, seat_names)}), mimetype="application/json")
+    response.headers["Cache-Control"] = "private, no-store"
+    return response
+
+
+@bp.get("/t/<slug>/battles/<int:battle_id>/replay/link")
+def replay_link(slug: str, battle_id: int) -> Any:
+    """Whether this browser may open the battle's replay, and its address (with a QR code for the
+    table display: phones at the table scan it)."""
+    from .replay_view import ReplayRefused, is_shareable
+
+    try:
+        table, access = _replay_access(slug, battle_id)
+    except ReplayRefused as exc:
+        return {"available": False, "reason": str(exc)}
+    url = f"{base_url()}{url_for('board.replay_page', slug=table.slug, battle_id=battle_id)}"
+    public = access.viewer.role != "gm" or is_shareable(access.battle)
+    return {"available": True, "public": public, "url": url, "qr": _qr_data_uri(url) if public else None}
+
+
 @bp.get("/healthz")
 def health() -> dict[str, Any]:
     return {"ok": True}
