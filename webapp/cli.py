@@ -167,6 +167,39 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    """Write a finished battle's report (the GM's, or with --public what the table saw)."""
+    from rules import RulesError
+
+    from .app import create_app
+    from .report import build_report, render_html, render_markdown, with_charts
+
+    app = create_app()
+    try:
+        report = build_report(app.extensions["battleboard"].service, args.battle_id, gm=not args.public)
+    except RulesError as exc:
+        print(f"battle {args.battle_id}: {exc}", file=sys.stderr)
+        return 1
+    output = Path(args.output) if args.output else None
+    if args.format == "html":
+        with app.test_request_context():
+            text = render_html(report, standalone=True)
+    else:
+        files: dict[str, str] = {}
+        if output is not None:  # the charts as SVG files beside the Markdown
+            for chart in with_charts(report)["charts"]:
+                name = f"{output.stem}-{chart['key']}.svg"
+                (output.parent / name).write_text(chart["svg"], encoding="utf-8")
+                files[chart["key"]] = name
+        text = render_markdown(report, chart_files=files)
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        output.write_text(text, encoding="utf-8")
+        print(f"wrote {output}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="battleboard", description="A visual battle board for tabletop RPGs.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -188,6 +221,12 @@ def main(argv: list[str] | None = None) -> int:
     replay = sub.add_parser("replay", help="replay a battle from its log and check every snapshot")
     replay.add_argument("battle_id", type=int)
     replay.set_defaults(func=cmd_replay)
+    report = sub.add_parser("report", help="write a finished battle's report (HTML or Markdown, with its charts)")
+    report.add_argument("battle_id", type=int)
+    report.add_argument("--format", choices=("html", "md"), default="html")
+    report.add_argument("--output", "-o", help="a file to write (default: standard output)")
+    report.add_argument("--public", action="store_true", help="only what the table saw (the GM's report otherwise)")
+    report.set_defaults(func=cmd_report)
     args = parser.parse_args(argv)
     return int(args.func(args) or 0)
 

@@ -500,6 +500,29 @@ def replay_link(slug: str, battle_id: int) -> Any:
     return {"available": True, "public": public, "url": url, "qr": _qr_data_uri(url) if public else None}
 
 
+# --- battle reports (issue 18) ------------------------------------------------------------------
+@bp.get("/t/<slug>/battles/<int:battle_id>/report")
+def battle_report(slug: str, battle_id: int) -> Any:
+    """The printable report of a finished battle: the GM's (everything) on the GM's browser, else the
+    public one, only for a battle the GM marked shareable. ``?format=md`` gives it as Markdown."""
+    from .report import build_report, render_html, render_markdown
+
+    table = _table_or_404(slug)
+    gm = _remembered("gm", table.slug) == table.gm_token
+    try:
+        battle = _hub().service.battle(battle_id)
+        if battle.table_id != table.id:
+            abort(404)
+        report = build_report(_hub().service, battle_id, gm=gm)
+    except RulesError as exc:
+        return render_template("error.html", message=str(exc)), 404
+    if request.args.get("format") == "md":
+        return Response(render_markdown(report), mimetype="text/markdown; charset=utf-8")
+    response = Response(render_html(report), mimetype="text/html")
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
 @bp.get("/healthz")
 def health() -> dict[str, Any]:
     return {"ok": True}
