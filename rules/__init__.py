@@ -13,6 +13,7 @@ from .errors import (
     NotPermitted,
     RulesError,
 )
+from .odds import has_odds
 from .registry import available_systems, get_system
 
 __all__ = [
@@ -35,5 +36,6 @@ __all__ = [
     "derive_seed",
     "event",
     "get_system",
+    "has_odds",
     "visible_events",
 ]
