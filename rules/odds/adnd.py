@@ -126,6 +126,8 @@ def odds(system: RuleSystem, state: State, viewer: Viewer, declaration: Mapping[
     if not isinstance(tid, str) or tid not in state["combatants"] or tid == cid:
         raise InvalidDeclaration("the odds of an attack need its target")
     known, sees = known_state(system, state, viewer)
+    if cid not in sees:
+        raise NotPermitted(f"{state['combatants'][cid]['name']}'s stats are not yours to see")
     c, t = known["combatants"][cid], known["combatants"][tid]
     if t["side"] == c["side"]:
         raise IllegalDeclaration(f"{c['name']} cannot attack {t['name']}, who is on the same side")

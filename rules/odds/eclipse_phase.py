@@ -221,6 +221,8 @@ def odds(system: RuleSystem, state: State, viewer: Viewer, declaration: Mapping[
     if not isinstance(tid, str) or tid not in state["combatants"]:
         raise InvalidDeclaration("the odds of an attack need its target")
     known, sees = known_state(system, state, viewer)
+    if aid not in sees:
+        raise NotPermitted(f"{state['combatants'][aid]['name']}'s numbers are not yours to see")
     after, pending, defenceless = _pending(system, known, declaration)
     name = known["combatants"][tid]["name"]
     sees_target = tid in sees

@@ -140,3 +140,11 @@ def test_damage_dice_too_many_to_walk_are_refused_clearly() -> None:
     state = encounter(b={"weapon": "natural", "damage": "40d100"})
     with pytest.raises(IllegalDeclaration, match="too many totals"):
         ADND.odds(state, GM, {"combatant": "b", "kind": "melee", "target": "f"})
+
+
+def test_a_spectator_may_not_ask_about_a_monsters_blows() -> None:
+    state = encounter()
+    with pytest.raises(NotPermitted):
+        ADND.odds(state, Viewer.spectator(), {"combatant": "b", "kind": "melee", "target": "f"})
+    # a player character's stats are open: a spectator (where the table shows odds) may ask
+    assert ADND.odds(state, Viewer.spectator(), {"combatant": "f", "kind": "melee", "target": "b"})["stats_known"] is False

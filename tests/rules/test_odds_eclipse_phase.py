@@ -204,3 +204,9 @@ def test_damage_dice_too_many_to_walk_are_refused_clearly() -> None:
     weapons = [w["name"] for w in state["combatants"]["j"]["weapons"]]
     with pytest.raises(IllegalDeclaration, match="too many totals"):
         EP.odds(state, GM, {"type": "attack", "combatant": "j", "target": "x", "weapon": weapons.index("Mass driver")})
+
+
+def test_a_spectator_may_not_ask_about_an_attacker_whose_numbers_are_hidden() -> None:
+    state = battle(jinx={"controller": "gm", "seat": None})
+    with pytest.raises(NotPermitted):
+        EP.odds(state, Viewer.spectator(), {"type": "attack", "combatant": "j", "target": "x", "weapon": 0})
