@@ -190,3 +190,70 @@ def test_the_same_question_is_answered_from_the_cache_until_the_battle_moves(due
     later = ask(alice, duel, question)
     if later["ok"]:
         assert later["v"] == duel.version != first["v"]
+
+
+# --- every system over the socket: the contract of test_leaks.py for the odds ------------------------
+
+
+def _questions(system_id: str, state: dict[str, Any], cid: str) -> list[dict[str, Any]]:
+    foes = [o for o, c in state["combatants"].items() if c["side"] != state["combatants"][cid]["side"]]
+    if system_id == "phantoms-bane":
+        return [{"type": "choose", "combatant": cid}]
+    if system_id == "eclipse-phase":
+        return [{"type": "attack", "combatant": cid, "target": foe, "weapon": 0} for foe in foes]
+    if system_id == "battles-and-balances":
+        return [{"combatant": cid}] + [{"type": "attack", "combatant": cid, "target": foe} for foe in foes]
+    if system_id == "adnd":
+        return [{"combatant": cid, "kind": kind, "target": foe} for foe in foes for kind in ("melee", "charge")]
+    return [{"battles": 20}]  # Olympia: the whole battle, the same public answer for everyone
+
+
+@pytest.mark.parametrize("system_id", ["phantoms-bane", "eclipse-phase", "battles-and-balances", "adnd", "olympia"])
+def test_every_system_answers_each_seat_for_its_own_and_leaks_nothing(tmp_path: Any, system_id: str) -> None:
+    from rules import Viewer, derive_seed, get_system
+    from tests.conftest import make_app
+    from tests.server.test_leaks import GM_NOTES, Recorder, lineup_for
+
+    app = make_app(tmp_path)
+    service = app.extensions["battleboard"].service
+    system = get_system(system_id)
+    try:
+        table = service.create_table("Odds leak test", system_id)
+        _, seat_one = service.join(table.join_code, "Seat One")
+        _, seat_two = service.join(table.join_code, "Seat Two")
+        lineup = lineup_for(system, [seat_one.public_id, seat_two.public_id])
+        for entry in lineup:
+            if "notes" in {f.name for f in system.combatant_fields()}:
+                entry["notes"] = "zq-odds-secret-5521"
+        service.set_lineup(table.id, lineup)
+        service.set_notes(table.id, GM_NOTES)
+        battle_id = service.start_battle(table.id, seed="odds-leak-seed").battle_id
+        battle = service.battle(battle_id)
+        state = battle.state
+        seats = {seat_one.public_id: Recorder(app, table.slug, seat_one.token), seat_two.public_id: Recorder(app, table.slug, seat_two.token)}
+        spectator = Recorder(app, table.slug, None)
+        secrets = [GM_NOTES, "zq-notes-7731", "zq-odds-secret-5521", battle.seed, table.join_code, table.gm_token,
+                   seat_one.token, seat_two.token, derive_seed(battle.seed, battle.version)]
+        answered = 0
+        for seat, client in seats.items():
+            viewer = Viewer.player(seat)
+            for cid, c in state["combatants"].items():
+                for question in _questions(system_id, state, cid):
+                    ack = client.call("odds", {"battle_id": battle_id, "declaration": question})
+                    assert ack.get("code") != "server_error", (question, ack)
+                    if system_id != "olympia" and (c.get("controller") != "seat" or c.get("seat") != seat):
+                        assert ack["ok"] is False and ack["code"] == "forbidden", (cid, question, ack)
+                        continue
+                    if ack["ok"]:
+                        answered += 1
+                        assert json.loads(json.dumps(system.odds(state, viewer, question))) == ack["odds"]
+                    else:
+                        assert ack["code"] in ("invalid", "illegal"), ack
+            text = json.dumps(client.transcript)
+            for secret in secrets:
+                assert secret not in text, (system_id, secret)
+        ack = spectator.call("odds", {"battle_id": battle_id, "declaration": _questions(system_id, state, next(iter(state["combatants"])))[0]})
+        assert ack["ok"] is False and ack["code"] == "forbidden"
+        assert answered >= 1, f"{system_id}: no seat got any odds"
+    finally:
+        service.engine.dispose()
