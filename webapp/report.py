@@ -103,10 +103,13 @@ def build_report(service: BattleService, battle_id: Any, *, gm: bool) -> dict[st
     start = next((st for st in states if st.get("status") == "active"), states[0])
     end = battle.state
     # the chart: each side's strength at the end of every turn or round (and at the start)
-    # (0: the start; N: as things stood at the last step of turn or round N)
+    # 0: the start; N: as things stood when turn or round N was over (the first state of the next
+    # one), and the last turn or round as the battle ended
     points: dict[int, dict[str, dict[str, float]]] = {0: rules_report.strength(start, public)}
-    for st in states[states.index(start) + 1 :]:
-        points[max(1, rules_report.progress(st))] = rules_report.strength(st, public)
+    for st in states[states.index(start) + 1 : -1]:
+        points.setdefault(max(1, rules_report.progress(st) - 1), rules_report.strength(st, public))
+    if len(states) > 1:
+        points[max(1, rules_report.progress(states[-1]))] = rules_report.strength(states[-1], public)
     start_rows = {row["id"]: row for row in rules_report.combatant_rows(start, public)}
     end_rows = rules_report.combatant_rows(end, public)
     combatants = [
@@ -146,7 +149,11 @@ def build_report(service: BattleService, battle_id: Any, *, gm: bool) -> dict[st
     }
 
 
-def chart_svg(chart: dict[str, Any], progress_label: str) -> str:
+#: chart sizes in inches (at 100 px an inch): a page's width, and a phone's (its text stays readable)
+CHART_SIZES = {"wide": (7.5, 3.6), "narrow": (4.0, 3.6)}
+
+
+def chart_svg(chart: dict[str, Any], progress_label: str, size: str = "wide") -> str:
     """One chart as an SVG document, drawn by matplotlib's SVG backend."""
     import matplotlib
 
@@ -155,7 +162,8 @@ def chart_svg(chart: dict[str, Any], progress_label: str) -> str:
 
     with _chart_lock:
         matplotlib.rcParams["svg.hashsalt"] = "battleboard"  # the same report gives the same SVG
-        figure = Figure(figsize=(7.5, 3.6), dpi=100)
+        narrow = size == "narrow"
+        figure = Figure(figsize=CHART_SIZES[size], dpi=100)
         axes = figure.subplots()
         for i, (side, points) in enumerate(chart["series"].items()):
             colour, style, marker = SIDE_STYLES[i % len(SIDE_STYLES)]
@@ -165,13 +173,15 @@ def chart_svg(chart: dict[str, Any], progress_label: str) -> str:
             line = chart["lines"].get(side)
             if line:
                 axes.axhline(line, color=colour, linestyle=(0, (4, 3)), linewidth=1.2, alpha=0.8, label=f"Side {side} breaks at {line:,.0f}")
-        axes.set_title(chart["title"], fontsize=11)
-        axes.set_xlabel(f"{progress_label} (0 = the start)")
-        axes.set_ylabel(chart["unit"])
+        if not narrow:  # on a phone the caption under the chart names it
+            axes.set_title(chart["title"], fontsize=11)
+        axes.set_xlabel(f"{progress_label} (0 = the start)", fontsize=11)
+        axes.set_ylabel(chart["unit"], fontsize=11)
+        axes.tick_params(labelsize=10)
         axes.set_ylim(bottom=0)
         axes.grid(True, alpha=0.3)
         axes.xaxis.get_major_locator().set_params(integer=True)
-        axes.legend(fontsize=8, loc="best")
+        axes.legend(fontsize=8 if narrow else 9, loc="best")
         figure.tight_layout()
         buffer = io.StringIO()
         figure.savefig(buffer, format="svg", metadata={"Date": None})
@@ -187,6 +197,7 @@ def with_charts(report: dict[str, Any]) -> dict[str, Any]:
     for chart in report["charts"]:
         chart["svg"] = chart_svg(chart, report["progress_label"])
         chart["url"] = chart_data_url(chart["svg"])
+        chart["narrow_url"] = chart_data_url(chart_svg(chart, report["progress_label"], "narrow"))
     return report
 
 
