@@ -3,6 +3,8 @@
 // the phone's declaration form with its running clock, and the recap of the round.
 // It draws only what the server sent: every order, reach and arrival segment comes from the view.
 
+import * as kit from "../kit.js"; // the shared front-end kit (token, die, health bar, turn strip, action button, panel)
+
 let selected = null; // combatant whose charge reach is drawn
 let target = null; // foe the selected combatant would charge
 let draft = {}; // the declaration being filled in on this screen
@@ -20,7 +22,7 @@ const LETTER_NAMES = {
 
 export function render(root, view, ctx) {
   // health-like bars from the shared kit (numbers as text, never colour alone)
-  const kitBar = (current, max, text) => ctx.kit.healthBar(current, max, { label: text, text });
+  const kitBar = (current, max, text) => kit.healthBar(current, max, { label: text, text });
   const { h, replace } = ctx.ui;
   const list = view.combatants || [];
   const byId = Object.fromEntries(list.map((c) => [c.id, c]));
@@ -341,7 +343,7 @@ export function render(root, view, ctx) {
       return mine.has(d.combatant) || mine.has(d.attacker) || mine.has(d.target);
     }).slice(-6);
     const cards = list.filter((c) => c.mine).map((c) => h("div", { class: `ad-me side-${c.side.toLowerCase()}`, dataset: { testid: `me-${c.id}` } },
-      ctx.kit.sideBadge(c.side, [...new Set(list.map((x) => x.side))].sort()), h("strong", {}, c.name), ` ${c.status}`, c.hp != null ? kitBar(Math.max(0, c.hp), c.hp_max, `${c.hp}/${c.hp_max} hp`) : null,
+      kit.sideBadge(c.side, [...new Set(list.map((x) => x.side))].sort()), h("strong", {}, c.name), ` ${c.status}`, c.hp != null ? kitBar(Math.max(0, c.hp), c.hp_max, `${c.hp}/${c.hp_max} hp`) : null,
       h("span", { class: "muted" }, ` AC ${c.ac} · ${c.weapon} · MV ${c.move}"`)));
     if (!cards.length) return null;
     return [

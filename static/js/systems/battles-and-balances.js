@@ -3,6 +3,8 @@
 // their costs, the GM's contest/check and healing tools, and the last check or contest.
 // It draws only what the server sent; every cost, range and legal action comes from the view.
 
+import * as kit from "../kit.js"; // the shared front-end kit (token, die, health bar, turn strip, action button, panel)
+
 let selected = null; // id of the token whose rings are shown
 let moveMode = false; // the acting viewer is picking a square to move to
 let openTool = null; // the GM tool whose form is open
@@ -11,7 +13,7 @@ let scrollToGrid = false; // bring the grid into view once move mode starts (a p
 
 export function render(root, view, ctx) {
   // health-like bars from the shared kit (numbers as text, never colour alone)
-  const kitBar = (current, max, text) => ctx.kit.healthBar(current, max, { label: text, text });
+  const kitBar = (current, max, text) => kit.healthBar(current, max, { label: text, text });
   const { h, replace } = ctx.ui;
   const list = view.combatants || [];
   const byId = Object.fromEntries(list.map((c) => [c.id, c]));
@@ -345,7 +347,7 @@ export function render(root, view, ctx) {
       "section",
       { class: "bb-card bb-timeline", dataset: { testid: "timeline" } },
       h("h2", {}, "Coming turns"),
-      ctx.kit.turnStrip(line.map((e, i) => ({
+      kit.turnStrip(line.map((e, i) => ({
         id: e.combatant,
         name: e.name,
         side: (byId[e.combatant] || {}).side,

@@ -3,6 +3,8 @@
 // attack builder on the attacker's phone, the defence choice on the defender's phone, pool spending
 // after the roll, and the GM's tools. Every number and every legal choice comes from the server's view.
 
+import * as kit from "../kit.js"; // the shared front-end kit (token, die, health bar, turn strip, action button, panel)
+
 let selected = null; // token tapped to read its distance from the active combatant
 let moveMode = false; // the acting viewer is picking a square to move to
 let turnKey = ""; // round + active combatant: the builder resets when it changes
@@ -27,7 +29,7 @@ function signed(n) {
 
 export function render(root, view, ctx) {
   // health-like bars from the shared kit (numbers as text, never colour alone)
-  const kitBar = (current, max, text) => ctx.kit.healthBar(current, max, { label: text, text });
+  const kitBar = (current, max, text) => kit.healthBar(current, max, { label: text, text });
   const { h, replace } = ctx.ui;
   const list = view.combatants || [];
   const byId = Object.fromEntries(list.map((c) => [c.id, c]));
@@ -92,7 +94,7 @@ export function render(root, view, ctx) {
 
   function initiativeTrack() {
     const sides = [...new Set(list.map((c) => c.side))].sort();
-    return ctx.kit.turnStrip((view.order || []).map((o) => ({
+    return kit.turnStrip((view.order || []).map((o) => ({
       id: o.id,
       name: o.name,
       side: (byId[o.id] || {}).side,
@@ -428,7 +430,7 @@ export function render(root, view, ctx) {
           ? kitBar(Math.max(0, c.durability - c.damage), c.durability, `${c.durability - c.damage}/${c.durability} · WT ${c.wound_threshold}`)
           : kitBar(Math.round(c.health.level * 100), 100, c.health.label);
         return h("div", { class: `ep-mine-one side-${String(c.side).toLowerCase()}`, dataset: { testid: `ep-mine-${c.id}` } },
-          h("div", { class: "ep-mine-head" }, ctx.kit.sideBadge(c.side, [...new Set(list.map((x) => x.side))].sort()), h("strong", {}, c.name), c.id === view.active ? h("span", { class: "ep-tag ep-tag-now" }, "acting") : null),
+          h("div", { class: "ep-mine-head" }, kit.sideBadge(c.side, [...new Set(list.map((x) => x.side))].sort()), h("strong", {}, c.name), c.id === view.active ? h("span", { class: "ep-tag ep-tag-now" }, "acting") : null),
           h("div", { class: "ep-mine-health" }, health),
           h("div", { class: "ep-mine-numbers" },
             c.pools ? h("span", {}, `Flex ${c.pools.flex}/${c.pools_max.flex}`) : null,

@@ -5,6 +5,8 @@
 // taps a row on a phone — and the leader's player or the GM sets the break point.
 // Everything shown comes from the server's view; what may be sent comes from view.legal.
 
+import * as kit from "../kit.js"; // the shared front-end kit (token, die, health bar, turn strip, action button, panel)
+
 // Troop badges: a short mark and a colour family per kind (drawing only; the ratings live on the server).
 const BADGES = {
   peasant: ["Pe", "levy"], postulant: ["Po", "levy"], worker: ["Wo", "levy"], sailor: ["Sa", "levy"],
@@ -27,7 +29,7 @@ const fmt = (n) => (typeof n === "number" ? n.toLocaleString("en-GB") : String(n
 
 export function render(root, view, ctx) {
   // health-like bars from the shared kit (numbers as text, never colour alone)
-  const kitBar = (current, max, text) => ctx.kit.healthBar(current, max, { label: text, text });
+  const kitBar = (current, max, text) => kit.healthBar(current, max, { label: text, text });
   const { h, replace } = ctx.ui;
   const legal = view.legal || [];
   const moves = Object.fromEntries(legal.filter((t) => t.type === "set_behind").map((t) => [t.combatant, t]));

@@ -1,13 +1,15 @@
 // Phantom's Bane board: two combatant cards, the four option buttons, and the last turn's dice.
 // Draws only what the server sent; what a viewer may do comes from view.legal.
 
+import * as kit from "../kit.js"; // the shared front-end kit (token, die, health bar, turn strip, action button, panel)
+
 const OPTION_ORDER = ["press", "attack", "defend", "run_away"];
 const ATTR_LABEL = { offence: "Offence", defence: "Defence", health: "Health" };
 let lastAnimatedTurn = null;
 
 export function render(root, view, ctx) {
   // health-like bars from the shared kit (numbers as text, never colour alone)
-  const kitBar = (current, max, text) => ctx.kit.healthBar(current, max, { label: text, text });
+  const kitBar = (current, max, text) => kit.healthBar(current, max, { label: text, text });
   const { h, replace } = ctx.ui;
   const order = view.order || Object.keys(view.combatants || {});
   const cs = view.combatants || {};
@@ -144,7 +146,7 @@ export function render(root, view, ctx) {
       mine.map((cid) => {
         const c = cs[cid];
         return h("div", { class: `pb-mine-one side-${String(c.side).toLowerCase()}` },
-          h("strong", { class: "pb-mine-name" }, ctx.kit.sideBadge(c.side, ["A", "B"]), " ", c.name),
+          h("strong", { class: "pb-mine-name" }, kit.sideBadge(c.side, ["A", "B"]), " ", c.name),
           kitBar(c.health, c.health_max, `Health ${ctx.ui.slash(c.health, c.health_max)}`),
           h("span", { class: "pb-mine-numbers" },
             `Offence ${ctx.ui.slash(c.offence, c.offence_max)} · Defence ${ctx.ui.slash(c.defence, c.defence_max)} · Skill ${ctx.ui.slash(c.skill, c.skill_max)}`));
@@ -164,7 +166,7 @@ export function render(root, view, ctx) {
       { class: "pb-options" },
       OPTION_ORDER.filter((o) => byOption[o]).map((o) => {
         const t = byOption[o];
-        const button = ctx.kit.actionButton(t.label, (ev) => {
+        const button = kit.actionButton(t.label, (ev) => {
           ev.currentTarget.classList.add("pb-sending");
           ctx.send({ type: "choose", combatant: cid, option: o });
         }, {
@@ -281,7 +283,7 @@ export function render(root, view, ctx) {
     return h(
       "div",
       { class: `pb-die-box${highlight ? " pb-die-hot" : ""}` },
-      ctx.kit.die(face, { fresh, sides: 6, label: caption }),
+      kit.die(face, { fresh, sides: 6, label: caption }),
       h("span", { class: "pb-die-caption" }, caption),
     );
   }
