@@ -31,6 +31,8 @@ from ..errors import IllegalDeclaration, InvalidDeclaration, NotPermitted
 from .common import by_roll_total, distribution, expectation, mean, probability, tally, total
 
 GM = Viewer.gm()
+#: the defence target numbers a viewer who may not see the defender's skills gets a row for
+DEFENCE_ROWS = (10, 20, 30, 40, 50, 60, 70, 80, 90)
 #: the numbers a viewer sees only of its own combatants (or the GM), blanked in a stand-in
 HIDDEN_NUMBERS = {
     "fray": 0, "melee": 0, "guns": 0, "athletics": 0, "som": 0, "som_check": 0, "initiative": 0, "traumas": 0,
@@ -108,20 +110,23 @@ def _pending(system: RuleSystem, known: State, declaration: Mapping[str, Any]) -
 
 def hit_classes(attack_target: int, defence_target: int | None) -> dict[tuple[bool, int], tuple[Fraction, int, int | None]]:
     """P of a hit for each (critical, superior) of the attacker's roll, with a pair of faces showing it."""
-    classes: dict[tuple[bool, int], tuple[Fraction, int, int | None]] = {}
+    counts: dict[tuple[bool, int], list[Any]] = {}
     attack_rolls = [ep.judge(a, attack_target) for a in range(100)]
     defence_rolls = [ep.judge(d, defence_target) for d in range(100)] if defence_target is not None else [None]
-    weight = Fraction(1, 100 * len(defence_rolls))
     for ar in attack_rolls:
         if not ar["success"]:
             continue
+        key = (ar["critical"], ar["superior"])
         for dr in defence_rolls:
             if ep.contest(ar, dr) != "hit":
                 continue
-            key = (ar["critical"], ar["superior"])
-            w, a_face, d_face = classes.get(key, (Fraction(0), ar["roll"], dr["roll"] if dr else None))
-            classes[key] = (w + weight, a_face, d_face)
-    return classes
+            entry = counts.get(key)
+            if entry is None:
+                counts[key] = [1, ar["roll"], dr["roll"] if dr else None]
+            else:
+                entry[0] += 1
+    pairs = 100 * len(defence_rolls)
+    return {key: (Fraction(n, pairs), a_face, d_face) for key, (n, a_face, d_face) in counts.items()}
 
 
 def exchange_paths(system: RuleSystem, after: State, pending: Mapping[str, Any], defence: Mapping[str, Any] | None,
@@ -276,5 +281,12 @@ def odds(system: RuleSystem, state: State, viewer: Viewer, declaration: Mapping[
         answer["most_likely"] = None
         answer["outcomes"] = answer["attack"]
         answer["expected"] = []
-        answer["note"] = f"{name}'s defence skills are not yours to see: the odds cover your own test only."
+        answer["note"] = (f"{name}'s defence skills are not yours to see: the odds cover your own test, and the "
+                          "chance to hit for each target number the defence might have.")
+        answer["by_defence_target"] = [
+            {**probability(f"hit_vs_{target}", f"Hits if the defence's target number is {target}",
+                           sum((w for w, _a, _d in hit_classes(pending["target"], target).values()), Fraction(0))),
+             "defence_target": target}
+            for target in DEFENCE_ROWS
+        ]
     return answer

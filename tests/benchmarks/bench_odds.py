@@ -11,7 +11,8 @@ of one answer (target: p99 under 100 ms):
 
 - Phantom's Bane: one of the four options against each of the foe's four options;
 - Eclipse Phase: one attack as the attack builder sends it (single shot, burst, full automatic with
-  extra damage dice, melee with two defences), answered in full (as the GM sees it);
+  extra damage dice, melee with two defences), answered in full (as the GM sees it), and one asked by
+  a player who may not see the target's numbers;
 - Battles&Balances: one attack or shot, with pools up to 5d12, and one GM check and contest;
 - AD&D: one melee attack of several blows with the chance to slay, and a charge.
 
@@ -91,6 +92,11 @@ def eclipse_phase() -> list[Callable[[], Any]]:
         assert state["active"] == "a"
         for attack in attacks:
             questions.append(lambda s=state, d=attack: ep.odds(s, GM, {"type": "attack", "combatant": "a", "target": "t", **d}))
+    # a player, who may not see the target's numbers: the own test and a row per defence target number
+    lineup = [{**presets["Jinx"], "id": "a", "side": "A", "x": 0, "y": 0, "initiative": 40, "controller": "seat", "seat": "s1"},
+              {**presets["Habitat guard"], "id": "t", "side": "B", "x": 5, "y": 0, "initiative": 1}]
+    state, _ = ep.setup(lineup, {}, ScriptedDice([6, 1]))
+    questions.append(lambda s=state: ep.odds(s, Viewer.player("s1"), {"type": "attack", "combatant": "a", "target": "t", "weapon": 0}))
     return questions
 
 

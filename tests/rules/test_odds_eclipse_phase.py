@@ -160,6 +160,10 @@ def test_a_player_sees_only_what_does_not_depend_on_hidden_numbers() -> None:
     answer = EP.odds(state, Viewer.player("s1"), {"type": "attack", "combatant": "j", "target": "x", "weapon": 0})
     assert answer["numbers_known"] is False and answer["cases"] == []
     assert [o["key"] for o in answer["outcomes"]] == ["attack_succeeds", "critical", "superior", "two_superior"]
+    rows = {row["defence_target"]: Fraction(row["fraction"]) for row in answer["by_defence_target"]}
+    assert sorted(rows) == [10, 20, 30, 40, 50, 60, 70, 80, 90]
+    for target, p in rows.items():  # P(hit) by the text, armour and health left out
+        assert p == reference(70, target, (1, 2, 0), 0, 1, 10**6, 10**6)["hit"]
 
 
 def test_leak_contract_hidden_numbers_change_nothing() -> None:
