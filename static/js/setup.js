@@ -101,7 +101,7 @@ export function renderSetup(root, table, ctx) {
       "aria-label": "played by", dataset: { testid: `lineup-controller-${i}` },
       onchange: (ev) => { Object.assign(lineup[i], splitController(ev.target.value)); saveLineup(lineup); },
     }),
-    button("Edit", () => { editing = i; redraw(); }),
+    button("Edit", () => { editing = i; redraw(); }, { "aria-label": `Edit ${entry.name}` }),
     button("✕", () => { lineup.splice(i, 1); saveLineup(lineup); }, { "aria-label": `remove ${entry.name}`, class: "danger" }),
   ));
 
