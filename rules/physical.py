@@ -244,13 +244,13 @@ class _Roller:
 # --- applying a declaration, waiting, resuming -------------------------------------------------
 def apply_declaration(
     system: Any, state: State, declaration: Mapping[str, Any], viewer: Viewer, base: DiceSource,
-    entries: Sequence[Mapping[str, Any]] = (), *, seed_version: int = 0,
+    entries: Sequence[Mapping[str, Any]] = (), *, board: Mapping[str, Any] | None = None,
 ) -> tuple[State, list[dict[str, Any]]]:
     """``system.apply`` with the battle's physical rolls taken from ``entries``.
 
     When a physical roll has no entry, the answer is ``state`` with the declaration pending (what to
-    roll, for whom; ``seed_version``: the command whose board dice the resolution will use) and one
-    event saying what the battle waits for. A battle without physical dice is applied unwrapped."""
+    roll, for whom; ``board``: what the caller needs to make the same board dice again when the faces
+    come, e.g. the version and seed mix of this command) and one event saying what the battle waits for. A battle without physical dice is applied unwrapped."""
     if not active(state):
         new_state, events = system.apply(state, declaration, viewer, base)
         return new_state, list(events)
@@ -267,7 +267,7 @@ def apply_declaration(
         need = needed.need
         waiting = {**state, "physical": {**calm, "pending": {
             "declaration": dict(declaration), "viewer": {"role": viewer.role, "seat": viewer.seat},
-            "seed_version": seed_version, "entries": [dict(e) for e in entries], "need": need,
+            "board": dict(board or {}), "entries": [dict(e) for e in entries], "need": need,
         }}}
         who = "the GM" if not need["seats"] else need["roller_name"]
         text = f"Waiting for {who} to roll {need['notation']} (real dice)."
@@ -278,15 +278,24 @@ def apply_declaration(
 
 def resume(system: Any, state: State, entry: Mapping[str, Any], base: DiceSource) -> tuple[State, list[dict[str, Any]]]:
     """Re-apply the pending declaration with one more typed entry (``base``: the board's dice of the
-    command that first asked, see ``pending["seed_version"]``)."""
+    command that first asked, made from ``pending(state)["board"]``)."""
     waiting = pending(state)
     if waiting is None:
         raise IllegalDeclaration("no roll is due: there is nothing to type in")
     calm = {**state, "physical": {**settings(state), "pending": None}}
     viewer = Viewer(waiting["viewer"]["role"], waiting["viewer"].get("seat"))
     entries = [*waiting["entries"], dict(entry)]
-    return apply_declaration(system, calm, waiting["declaration"], viewer, base, entries,
-                             seed_version=waiting["seed_version"])
+    return apply_declaration(system, calm, waiting["declaration"], viewer, base, entries, board=waiting["board"])
+
+
+def board_entry(state: Mapping[str, Any], dice: DiceSource) -> dict[str, Any]:
+    """The GM's override: the due roll's faces from the board's dice (for a roller who is away)."""
+    waiting = pending(state)
+    if waiting is None:
+        raise IllegalDeclaration("no roll is due: there is nothing to roll")
+    need = waiting["need"]
+    faces = [dice.randint(need["low"], need["high"], need["purpose"]).faces[0] for _ in range(need["count"])]
+    return {"faces": faces, "by": "board"}
 
 
 def check_entry(state: Mapping[str, Any], viewer: Viewer, faces: Any) -> dict[str, Any]:
@@ -350,3 +359,27 @@ def dice_view(state: Mapping[str, Any], viewer: Viewer) -> dict[str, Any] | None
                        modifier=need["modifier"], prompt=f"Roll {need['notation']} for {need['purpose']}")
         view["due"] = due
     return view
+
+
+#: the commands of physical dice as the service records them: typed faces, the GM's switch
+COMMANDS = frozenset({"dice_enter", "dice_physical"})
+
+
+def replay_command(system: Any, before: State, declaration: Mapping[str, Any], viewer: Viewer, dice: DiceSource, *,
+                   board: Mapping[str, Any], board_dice: Any) -> tuple[State, list[dict[str, Any]]]:
+    """Re-apply one stored command as the service applied it, for replay and verification: typed faces
+    resume the pending declaration with ``board_dice(pending)`` (the board's dice of the command that
+    first asked), a switch changes one combatant, and a declaration in a battle with physical dice may
+    stop to wait (``board``: what that command kept, its version and seed mix)."""
+    kind = declaration.get("type")
+    if kind == "dice_enter":
+        waiting = pending(before)
+        if waiting is None:
+            raise IllegalDeclaration("typed faces where no roll was due")
+        return resume(system, before, declaration["entry"], board_dice(waiting))
+    if kind == "dice_physical":
+        return switch(before, declaration.get("combatant"), declaration.get("physical"))
+    if active(before):
+        return apply_declaration(system, before, declaration, viewer, dice, board=board)
+    new_state, events = system.apply(before, declaration, viewer, dice)
+    return new_state, list(events)

@@ -105,7 +105,7 @@ class Hub:
                 gm_notes=table.gm_notes,
                 forms={
                     "combatant": [f.to_dict() for f in system.combatant_fields()],
-                    "options": [f.to_dict() for f in system.option_fields()],
+                    "options": [f.to_dict() for f in system.battle_option_fields()],  # with who rolls
                     "sides": list(system.sides),
                     "min_combatants": system.min_combatants,
                     "max_combatants": system.max_combatants,
@@ -596,3 +596,34 @@ _ODDS_GUARD = threading.Lock()
 #: the odds question: for every role (each checked above), so neither a GM event nor a declaration;
 #: kept out of CLIENT_EVENTS, whose test lists a case per GM event (tests/server/test_odds.py checks it)
 ODDS_EVENTS = ("odds",)
+
+
+# --- physical dice (issue 17 §2, H9): typed faces, the GM's override and switch -----------------
+@handler("dice_enter")
+def on_dice_enter(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, Any]:
+    """``{battle_id, faces: [int, ...]}`` for the roll due from this seat (or any roll, from the GM);
+    the GM's ``{battle_id, board: true}`` rolls it with the board's dice for an absent player."""
+    battle_id = payload.get("battle_id")
+    if not isinstance(battle_id, int) or isinstance(battle_id, bool):
+        raise InvalidDeclaration("battle_id must be a number")
+    board = payload.get("board", False)
+    if not isinstance(board, bool):
+        raise InvalidDeclaration("board must be true or false")
+    result = hub.service.enter_dice(battle_id, conn.viewer, payload.get("faces"), board=board,
+                                    expected_v=payload.get("expected_v"), msg_id=payload.get("msg_id"),
+                                    table_id=conn.table_id)
+    return {"v": result.version, "duplicate": result.duplicate}
+
+
+@handler("dice_physical", gm_only=True)
+def on_dice_physical(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, Any]:
+    """``{battle_id, combatant, physical: bool}``: the GM switches one combatant to real dice or back."""
+    battle_id = _battle_id(hub, conn, payload)
+    result = hub.service.set_physical(battle_id, conn.viewer, payload.get("combatant"), payload.get("physical"),
+                                      expected_v=payload.get("expected_v"))
+    return {"v": result.version}
+
+
+#: physical dice: dice_enter for a seat's roller or the GM, dice_physical for the GM only; kept out of
+#: CLIENT_EVENTS (whose test lists a case per GM event), like the odds
+PHYSICAL_DICE_EVENTS = ("dice_enter", "dice_physical")
