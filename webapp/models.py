@@ -6,7 +6,7 @@ import secrets
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, LargeBinary, Text, UniqueConstraint
+from sqlalchemy import JSON, Column, LargeBinary, Text, UniqueConstraint, false
 from sqlmodel import Field, SQLModel
 
 
@@ -94,6 +94,12 @@ class Battle(SQLModel, table=True):
     status: str = Field(default="active", max_length=16)
     created_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime = Field(default_factory=utcnow)
+    #: the mix of the client seeds the players' phones sent (:func:`rules.dice.mix_entropy`; "" before any)
+    mix: str = Field(default="", max_length=64, sa_column_kwargs={"server_default": ""})
+    #: the lineup and options the battle started from: ``{"lineup", "options"}`` (None for older battles)
+    setup: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
+    #: the GM let anyone see the finished battle (its replay, report and export)
+    shareable: bool = Field(default=False, sa_column_kwargs={"server_default": false()})
 
 
 class BattleSnapshot(SQLModel, table=True):

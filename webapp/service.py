@@ -40,13 +40,23 @@ from rules import (
     InvalidDeclaration,
     NotPermitted,
     RulesError,
-    SeededDice,
     Viewer,
-    derive_seed,
     get_system,
 )
+from rules import physical as physical_dice
 from rules.core import clone, may_see
 from rules.core import event as make_event
+from rules.dice import mix_entropy
+from rules.fair import (
+    clean_client_seed,
+    command_dice,
+    committed_event,
+    dice_info,
+    ended_by_gm,
+    entropy_declaration,
+    entropy_event,
+    with_reveal,
+)
 from rules.terrain import clean_blocked
 
 from .models import (
@@ -571,8 +581,9 @@ class BattleService:
         with self._writer, self.session() as s:
             table = self._get_table(s, table_id)
             seats = list(s.exec(select(Seat).where(Seat.table_id == table.id).order_by(Seat.id)))
-            system_id, state, events, battle_seed = self._setup_battle(table, seats, seed)
-            battle = Battle(table_id=table.id, system_id=system_id, version=1, state=state, seed=battle_seed, status=state.get("status", "active"))
+            system_id, state, events, battle_seed, setup = self._setup_battle(table, seats, seed)
+            battle = Battle(table_id=table.id, system_id=system_id, version=1, state=state, seed=battle_seed, status=state.get("status", "active"),
+                            setup=setup)
             s.add(battle)
             s.flush()
             s.add(BattleSnapshot(battle_id=battle.id, version=1, state=state, prev_version=None, checkpoint=True))
@@ -597,9 +608,9 @@ class BattleService:
             table, seats = found
             if table.system_id in GRID_SYSTEMS:  # the blocked squares of the board (one more read)
                 table.board = self.table(table_id=table_id).board
-            system_id, state, events, battle_seed = self._setup_battle(table, seats, seed)
+            system_id, state, events, battle_seed, setup = self._setup_battle(table, seats, seed)
             status = state.get("status", "active")
-            battle_id = store.start_write(conn, table, state, battle_seed, status, events, utcnow())
+            battle_id = store.start_write(conn, table, state, battle_seed, status, events, utcnow(), setup)
         table.battle_id = battle_id
         return self._started(BattleRecord(battle_id, table_id, system_id, 1, state, battle_seed, status), table, seats, events)
 
@@ -614,8 +625,11 @@ class BattleService:
         self._broadcast(result)
         return result
 
-    def _setup_battle(self, table: GameTable, seats: list[Seat], seed: str | None) -> tuple[str, dict[str, Any], list[dict[str, Any]], str]:
-        """A new battle of the table's lineup and options: its system, first state, events and seed."""
+    def _setup_battle(
+        self, table: GameTable, seats: list[Seat], seed: str | None
+    ) -> tuple[str, dict[str, Any], list[dict[str, Any]], str, dict[str, Any]]:
+        """A new battle of the table's lineup and options: its system, first state, events (the dice
+        commitment last), seed, and the lineup and options it started from."""
         system = get_system(table.system_id)
         with rules_guard("lineup"):
             lineup = system.validate_lineup(table.lineup)
@@ -627,10 +641,12 @@ class BattleService:
         if blocked and system.id in GRID_SYSTEMS:  # the table's blocked squares, enforced by the rules
             options = {**options, "blocked": blocked}
         battle_seed = seed or secrets.token_hex(16)
+        setup = {"lineup": copy.deepcopy(lineup), "options": copy.deepcopy(options)}
         with rules_guard("lineup"):
-            state, events = system.setup(lineup, options, SeededDice(derive_seed(battle_seed, 1)))
+            state, events = system.setup(lineup, options, command_dice(battle_seed, "", 1))
         events = list(events) or [make_event("battle.started", f"A {system.name} battle begins.")]
-        return system.id, state, events, battle_seed
+        state = physical_dice.start(state, options)  # who rolls (H9)
+        return system.id, state, [*events, committed_event(battle_seed)], battle_seed, setup
 
     def declare(
         self,
@@ -656,8 +672,8 @@ class BattleService:
                 raise IllegalDeclaration("this battle has ended")
             with rules_guard("declaration"):
                 system.authorize(state, declaration, viewer)
-                dice = SeededDice(derive_seed(battle.seed, version))
-                new_state, events = system.apply(state, declaration, viewer, dice)
+                dice = command_dice(battle.seed, battle.mix, version, declaration)
+                new_state, events = self._apply_with_physical_dice(battle, system, state, declaration, viewer, dice, version)
                 return new_state, list(events), bool(system.is_checkpoint(new_state))
 
         return self._command(battle_id, expected_v, msg_id, actor or viewer.role, declaration, step, table_id=table_id)
@@ -669,6 +685,8 @@ class BattleService:
         target: dict[str, Any] = {}
 
         def step(battle: BattleRecord, system: Any, state: dict[str, Any], version: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
+            if battle.status == "ended":
+                raise IllegalDeclaration("this battle has ended and its dice seed is revealed: restart it for a new battle")
             with self.session() as s:
                 current = s.get(BattleSnapshot, (battle.id, version - 1))
                 cursor = current.prev_version if current else None
@@ -701,10 +719,11 @@ class BattleService:
 
         def step(battle: BattleRecord, system: Any, state: dict[str, Any], version: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
             with rules_guard("assignment"):
-                new_state, events = system.assign(state, combatant, controller, seat, SeededDice(derive_seed(battle.seed, version)))
+                new_state, events = system.assign(state, combatant, controller, seat, command_dice(battle.seed, battle.mix, version))
                 return new_state, list(events), bool(system.is_checkpoint(new_state))
 
-        result = self._command(battle_id, expected_v, None, "gm", {"type": "assign", "combatant": combatant}, step)
+        assignment = {"type": "assign", "combatant": combatant, "controller": controller, "seat": seat}
+        result = self._command(battle_id, expected_v, None, "gm", assignment, step)
         with self.session() as s:  # the lineup follows, so a restart keeps the assignment
             table = self._get_table(s, battle.table_id)
             lineup = [dict(e) for e in table.lineup]
@@ -723,12 +742,103 @@ class BattleService:
         def step(battle: BattleRecord, system: Any, state: dict[str, Any], version: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
             if state.get("status") == "ended":
                 raise IllegalDeclaration("this battle has already ended")
-            new_state = copy.deepcopy(state)
-            new_state["status"] = "ended"
-            new_state["outcome"] = {"reason": "ended by the GM", "winner": None, "text": "The GM ended the battle."}
-            return new_state, [make_event("battle.ended", "The GM ended the battle.", reason="ended by the GM")], True
+            new_state, events = ended_by_gm(state)
+            return new_state, events, True
 
         return self._command(battle_id, expected_v, None, "gm", {"type": "end"}, step)
+
+    # --- provable dice: the players' client seeds, sharing a finished battle (H7) ---------------
+    def add_entropy(self, battle_id: int, viewer: Viewer, client_seed: Any, *, table_id: int | None = None) -> CommandResult:
+        """Mix a seat's client seed into the battle's dice: a command of its own (a public event
+        with the seat and the seed), once per seat and battle (its message id ``entropy-<seat>``:
+        a second one is answered as a duplicate and changes nothing). Undo passes over it."""
+        if viewer.role != "player" or not viewer.seat:
+            raise NotPermitted("only a player's phone adds a client seed")
+        seed = clean_client_seed(client_seed)
+        seat = viewer.seat
+        extra: dict[str, Any] = {}
+
+        def step(battle: BattleRecord, system: Any, state: dict[str, Any], version: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
+            if battle.status == "ended":
+                raise IllegalDeclaration("this battle has ended: its dice are all rolled")
+            with self.session() as s:  # undo looks through this version as if it were not there
+                current = s.get(BattleSnapshot, (battle.id, version - 1))
+            extra["prev"] = current.prev_version if current is not None else version - 1
+            extra["mix"] = mix_entropy(battle.mix, seat, seed)
+            return state, [entropy_event(seat, seed)], bool(current.checkpoint) if current is not None else False
+
+        return self._command(battle_id, None, f"entropy-{seat}", f"seat:{seat}", entropy_declaration(seat, seed), step,
+                             prev_override=extra, table_id=table_id)
+
+    def set_shareable(self, battle_id: int, table_id: int, shareable: Any) -> Battle:
+        """The GM lets anyone see (or stops showing) the battle once it has ended: replay, report, export."""
+        if not isinstance(shareable, bool):
+            raise InvalidDeclaration("shareable must be true or false")
+        with self.session() as s:
+            battle = s.get(Battle, clean_id(battle_id, "battle_id"))
+            if battle is None or battle.table_id != table_id:
+                raise NotFound("no such battle at this table")
+            battle.shareable = shareable
+            s.add(battle)
+            s.commit()
+            s.refresh(battle)
+            return battle
+
+    # --- physical dice: the battle waits for faces typed on a phone or the GM console (H9) --------
+    @staticmethod
+    def _apply_with_physical_dice(battle: Any, system: Any, state: dict[str, Any], declaration: dict[str, Any],
+                                  viewer: Viewer, dice: Any, version: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """``system.apply``; in a battle with physical dice, a roll due from a physical roller leaves the
+        declaration pending (rules/physical.py) with what makes this command's board dice again."""
+        if not physical_dice.active(state):
+            return system.apply(state, declaration, viewer, dice)
+        board = {"version": version, "mix": getattr(battle, "mix", "") or ""}
+        return physical_dice.apply_declaration(system, state, declaration, viewer, dice, board=board)
+
+    @staticmethod
+    def pending_board_dice(seed: str, waiting: Mapping[str, Any]) -> Any:
+        """The board's dice of the command a pending declaration came with (the same dice at every
+        resumption, so the rolls around the typed ones never change while the battle waits)."""
+        board = waiting.get("board") or {}
+        return command_dice(seed, board.get("mix", ""), int(board.get("version", 0)), waiting.get("declaration"))
+
+    def enter_dice(self, battle_id: int, viewer: Viewer, faces: Any = None, *, board: bool = False,
+                   expected_v: Any = None, msg_id: Any = None, table_id: int | None = None) -> CommandResult:
+        """Faces typed for the roll due (by its roller's seat or the GM), or the GM's override
+        (``board``: the board's dice roll it); the pending declaration then resolves, or asks for
+        the next roll. A bad entry is refused and nothing changes."""
+        if board and not viewer.is_gm:
+            raise NotPermitted("only the GM may roll with the board's dice for a player")
+        if viewer.role == "spectator":
+            raise NotPermitted("spectators watch; they cannot roll")
+        record: dict[str, Any] = {"type": "dice_enter"}
+
+        def step(battle: BattleRecord, system: Any, state: dict[str, Any], version: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
+            waiting = physical_dice.pending(state)
+            if waiting is None:
+                raise IllegalDeclaration("no roll is due: there is nothing to type in")
+            if board:
+                entry = physical_dice.board_entry(state, command_dice(battle.seed, getattr(battle, "mix", "") or "", version, record))
+            else:
+                entry = physical_dice.check_entry(state, viewer, faces)
+            record["entry"] = entry  # the command's record: replay re-applies it
+            with rules_guard("roll"):
+                new_state, events = physical_dice.resume(system, state, entry, self.pending_board_dice(battle.seed, waiting))
+            return new_state, list(events), bool(system.is_checkpoint(new_state))
+
+        actor = "gm" if viewer.is_gm else f"seat:{viewer.seat}"
+        return self._command(battle_id, expected_v, msg_id, actor, record, step, table_id=table_id)
+
+    def set_physical(self, battle_id: int, viewer: Viewer, combatant: Any, on: Any, *, expected_v: Any = None) -> CommandResult:
+        """The GM switches one combatant to physical dice (or back to the board's) mid-battle."""
+        if not viewer.is_gm:
+            raise NotPermitted("only the GM may switch a combatant to real dice")
+
+        def step(battle: BattleRecord, system: Any, state: dict[str, Any], version: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
+            new_state, events = physical_dice.switch(state, combatant, on)
+            return new_state, events, bool(system.is_checkpoint(new_state))
+
+        return self._command(battle_id, expected_v, None, "gm", {"type": "dice_physical", "combatant": combatant, "physical": on}, step)
 
     def _command(
         self,
@@ -804,6 +914,8 @@ class BattleService:
         new_version = current + 1
         new_state, events, checkpoint = step(battle, get_system(battle.system_id), battle.state, new_version)
         status = new_state.get("status", battle.status)
+        events = with_reveal(battle.status, status, events, battle.seed)  # the dice seed, once the battle ends
+        mix = prev_override.get("mix") if prev_override else None
         write = CommandWrite(
             battle_id=battle.id,
             table_id=battle.table_id,
@@ -818,11 +930,13 @@ class BattleService:
             actor=actor[:80],
             declaration=declaration,
             at=utcnow(),
+            mix=mix,
         )
         written = self._store.write(conn, write)
         if written is None:
             return None
-        after = BattleRecord(battle.id, battle.table_id, battle.system_id, new_version, new_state, battle.seed, status)
+        after = BattleRecord(battle.id, battle.table_id, battle.system_id, new_version, new_state, battle.seed, status,
+                             battle.mix if mix is None else mix)
         return CommandResult(
             battle.id, battle.table_id, new_version, current, self._wire_events(new_version, events), battle=after,
             seat_ids=written.seat_ids if written.seat_ids is not None else seat_ids,
@@ -859,7 +973,7 @@ class BattleService:
             return False
         if not (
             all(type(getattr(battle, name)) is int for name in ("id", "table_id", "version"))
-            and all(type(getattr(battle, name)) is str for name in ("system_id", "seed", "status"))
+            and all(type(getattr(battle, name)) is str for name in ("system_id", "seed", "status", "mix"))
             and type(battle.state) is dict
         ):
             return False
@@ -891,12 +1005,16 @@ class BattleService:
         """One viewer's payload of a battle: its view and the events it may see."""
         system = get_system(battle.system_id)
         view = system.view_for(battle.state, viewer)
+        physical = physical_dice.dice_view(battle.state, viewer)  # the roll due from real dice (H9)
+        if physical is not None:
+            view = {**view, "physical": physical}
         visible = [
             {k: v for k, v in ev.items() if k != "visibility"}
             for ev in events
             if may_see(str(ev.get("visibility", "gm")), viewer, battle.state)
         ]
-        return {"battle_id": battle.id, "v": battle.version, "system": battle.system_id, "status": battle.status, "view": view, "events": visible}
+        return {"battle_id": battle.id, "v": battle.version, "system": battle.system_id, "status": battle.status, "view": view, "events": visible,
+                "dice": dice_info(battle.seed, battle.mix, battle.status)}
 
     def events_since(self, battle_id: int, since_v: int, limit: int = SYNC_EVENT_LIMIT) -> list[dict[str, Any]]:
         with self.session() as s:

@@ -60,6 +60,8 @@ class BattleRecord:
     state: dict[str, Any]
     seed: str
     status: str
+    #: the mix of the players' client seeds (:func:`rules.dice.mix_entropy`)
+    mix: str = ""
 
 
 @dataclass
@@ -89,6 +91,8 @@ class CommandWrite:
     actor: str
     declaration: dict[str, Any]
     at: datetime
+    #: the battle's new client-seed mix (None: unchanged)
+    mix: str | None = None
 
     def event_rows(self) -> list[dict[str, Any]]:
         return event_rows(self.battle_id, self.new_version, self.events, self.at)
@@ -147,13 +151,13 @@ class CoreCommandStore:
         )
         columns = [battle.c.id, battle.c.table_id, battle.c.system_id, battle.c.version, battle.c.state, battle.c.seed,
                    battle.c.status, seen]
-        self._read = core_select(*columns, *([seats] if seats is not None else [])).where(battle.c.id == bindparam("b_id"))
+        self._read = core_select(*columns, *([seats] if seats is not None else []), battle.c.mix).where(battle.c.id == bindparam("b_id"))
         self._compare_and_set = (
             update(battle)
             .where(battle.c.id == bindparam("b_id"), battle.c.version == bindparam("b_version"))
             .values(
                 version=bindparam("new_version"), state=bindparam("new_state"), status=bindparam("new_status"),
-                updated_at=bindparam("now"),
+                updated_at=bindparam("now"), mix=func.coalesce(bindparam("new_mix"), battle.c.mix),
             )
         )
         self._insert_snapshot = insert(snapshot)
@@ -172,8 +176,8 @@ class CoreCommandStore:
         row = conn.execute(self._read, {"b_id": battle_id, "m_id": msg_id}).first()
         if row is None:
             return None
-        seats = (row[8].split(",") if row[8] else []) if len(row) > 8 else None
-        return BattleRead(BattleRecord(*row[:7]), row[7], seats)
+        seats = (row[8].split(",") if row[8] else []) if len(row) > 9 else None
+        return BattleRead(BattleRecord(*row[:7], mix=row[-1]), row[7], seats)
 
     def write(self, conn: Any, w: CommandWrite) -> Written | None:
         """Write the command if the battle is still at ``w.current``; None (nothing written) if not."""
@@ -181,7 +185,7 @@ class CoreCommandStore:
             changed = conn.execute(
                 self._compare_and_set,
                 {"b_id": w.battle_id, "b_version": w.current, "new_version": w.new_version, "new_state": w.state,
-                 "new_status": w.status, "now": w.at},
+                 "new_status": w.status, "now": w.at, "new_mix": w.mix},
             )
             if changed.rowcount != 1:
                 conn.rollback()
@@ -213,7 +217,7 @@ class CoreCommandStore:
 _PG_READ = """
 SELECT b.id, b.table_id, b.system_id, b.version, b.state::text, b.seed, b.status,
        (SELECT c.version FROM battle_command c WHERE c.battle_id = b.id AND c.msg_id = %(msg_id)s::varchar),
-       ARRAY(SELECT s.public_id FROM seat s WHERE s.table_id = b.table_id ORDER BY s.id)
+       ARRAY(SELECT s.public_id FROM seat s WHERE s.table_id = b.table_id ORDER BY s.id), b.mix
 FROM battle b WHERE b.id = %(battle_id)s
 """
 
@@ -223,7 +227,7 @@ FROM battle b WHERE b.id = %(battle_id)s
 _PG_WRITE = """
 WITH cas AS (
     UPDATE battle SET version = %(new_version)s::integer, state = %(state)s, status = %(status)s::varchar,
-                      updated_at = %(at)s
+                      updated_at = %(at)s, mix = COALESCE(%(mix)s::varchar, mix)
     WHERE id = %(battle_id)s::integer AND version = %(current)s::integer
     RETURNING id
 ), snapshot AS (
@@ -255,8 +259,9 @@ FROM game_table t WHERE t.id = %(table_id)s
 """
 _PG_START_WRITE = """
 WITH started AS (
-    INSERT INTO battle (table_id, system_id, version, state, seed, status, created_at, updated_at)
-    VALUES (%(table_id)s::integer, %(system_id)s::varchar, 1, %(state)s, %(seed)s::varchar, %(status)s::varchar, %(at)s, %(at)s)
+    INSERT INTO battle (table_id, system_id, version, state, seed, status, created_at, updated_at, setup)
+    VALUES (%(table_id)s::integer, %(system_id)s::varchar, 1, %(state)s, %(seed)s::varchar, %(status)s::varchar, %(at)s, %(at)s,
+            %(setup)s)
     RETURNING id
 ), snapshot AS (
     INSERT INTO battle_snapshot (battle_id, version, state, prev_version, checkpoint)
@@ -310,7 +315,7 @@ class PostgresCommandStore(CoreCommandStore):
         row = self._read_row(conn, _PG_READ, {"battle_id": battle_id, "msg_id": msg_id})
         if row is None:
             return None
-        battle = BattleRecord(row[0], row[1], row[2], row[3], wire.loads(row[4]), row[5], row[6])  # the state read by orjson
+        battle = BattleRecord(row[0], row[1], row[2], row[3], wire.loads(row[4]), row[5], row[6], row[9])  # the state read by orjson
         return BattleRead(battle, row[7], list(row[8]))
 
     def _read_row(self, conn: Any, query: str, params: dict[str, Any]) -> Any:
@@ -331,7 +336,7 @@ class PostgresCommandStore(CoreCommandStore):
             "battle_id": w.battle_id, "current": w.current, "new_version": w.new_version, "state": Json(w.state),
             "status": w.status, "at": w.at, "prev_version": w.prev_version, "checkpoint": w.checkpoint,
             "msg_id": w.msg_id, "actor": w.actor, "declaration": Json(w.declaration), "events": Json(_pg_events(w.event_rows())),
-            "table_id": w.table_id,
+            "table_id": w.table_id, "mix": w.mix,
         }
         try:
             row = conn.pg.execute(_PG_WRITE, params).fetchone()
@@ -365,12 +370,12 @@ class PostgresCommandStore(CoreCommandStore):
         return table, seats
 
     def start_write(self, conn: Any, table: GameTable, state: dict[str, Any], seed: str, status: str,
-                    events: list[dict[str, Any]], at: datetime) -> int:
+                    events: list[dict[str, Any]], at: datetime, setup: dict[str, Any] | None = None) -> int:
         """Write a table's new battle (its row, first snapshot and events) and make it the table's
         battle, in one statement; the new battle's id."""
         Json = self._json
         params = {"table_id": table.id, "system_id": table.system_id, "state": Json(state), "seed": seed, "status": status,
-                  "at": at, "events": Json(_pg_events(event_rows(0, 1, events, at)))}
+                  "at": at, "events": Json(_pg_events(event_rows(0, 1, events, at))), "setup": Json(setup)}
         # a broken connection: connection() discards it and answers DatabaseUnavailable
         return int(conn.pg.execute(_PG_START_WRITE, params).fetchone()[0])
 
@@ -410,11 +415,12 @@ class _PgHandle:
 _SQLITE_READ = """
 SELECT b.id, b.table_id, b.system_id, b.version, b.state, b.seed, b.status,
        (SELECT c.version FROM battle_command c WHERE c.battle_id = b.id AND c.msg_id = ?),
-       (SELECT group_concat(public_id) FROM (SELECT s.public_id FROM seat s WHERE s.table_id = b.table_id ORDER BY s.id))
+       (SELECT group_concat(public_id) FROM (SELECT s.public_id FROM seat s WHERE s.table_id = b.table_id ORDER BY s.id)),
+       b.mix
 FROM battle b WHERE b.id = ?
 """
 _SQLITE_SEAT_IDS = "SELECT public_id FROM seat WHERE table_id = ? ORDER BY id"
-_SQLITE_CAS = "UPDATE battle SET version = ?, state = ?, status = ?, updated_at = ? WHERE id = ? AND version = ?"
+_SQLITE_CAS = "UPDATE battle SET version = ?, state = ?, status = ?, updated_at = ?, mix = COALESCE(?, mix) WHERE id = ? AND version = ?"
 _SQLITE_SNAPSHOT = "INSERT INTO battle_snapshot (battle_id, version, state, prev_version, checkpoint) VALUES (?, ?, ?, ?, ?)"
 _SQLITE_EVENT = (
     'INSERT INTO battle_event (battle_id, version, "index", type, visibility, payload, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)'
@@ -450,12 +456,12 @@ class SqliteCommandStore(CoreCommandStore):
         if row is None:
             return None
         seats = row[8].split(",") if row[8] else []
-        return BattleRead(BattleRecord(row[0], row[1], row[2], row[3], wire.loads(row[4]), row[5], row[6]), row[7], seats)
+        return BattleRead(BattleRecord(row[0], row[1], row[2], row[3], wire.loads(row[4]), row[5], row[6], row[9]), row[7], seats)
 
     def write(self, conn: Any, w: CommandWrite) -> Written | None:
         state, at = wire.dumps(w.state), _sqlite_time(w.at)
         try:
-            changed = conn.execute(_SQLITE_CAS, (w.new_version, state, w.status, at, w.battle_id, w.current))
+            changed = conn.execute(_SQLITE_CAS, (w.new_version, state, w.status, at, w.mix, w.battle_id, w.current))
             if changed.rowcount != 1:
                 conn.rollback()
                 return None

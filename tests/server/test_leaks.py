@@ -19,6 +19,7 @@ from sqlmodel import select
 
 from rules import Viewer, available_systems, derive_seed, get_system
 from rules.core import may_see
+from rules.dice import command_seed
 from tests.conftest import make_app
 from tests.server.test_sockets import without_menus
 from webapp.app import socketio
@@ -191,8 +192,10 @@ def test_no_hidden_value_reaches_a_spectator_or_another_seat(tmp_path: Any, syst
             log = s.exec(select(BattleEvent).where(BattleEvent.battle_id == battle_id)).all()
             join_code = s.exec(select(GameTable.join_code).where(GameTable.id == table.id)).one()
         by_position = {(row.version, row.index): row for row in log}
-        secrets_everywhere = [GM_NOTES, "zq-notes-7731", battle.seed, join_code, table.gm_token, table.library] + [
-            derive_seed(battle.seed, v) for v in range(0, battle.version + 2)
+        secrets_everywhere = [GM_NOTES, "zq-notes-7731", join_code, table.gm_token, table.library]
+        # the dice seed and every seed derived from it: secret while the battle runs (the end reveals the seed)
+        seed_secrets = [battle.seed] + [derive_seed(battle.seed, v) for v in range(0, battle.version + 2)] + [
+            command_seed(battle.seed, battle.mix, v) for v in range(0, battle.version + 2)
         ]
         viewers = {
             "seat one": (one, Viewer.player(seat_one.public_id), [seat_two.token]),
@@ -203,6 +206,9 @@ def test_no_hidden_value_reaches_a_spectator_or_another_seat(tmp_path: Any, syst
             blob = json.dumps(client.transcript, ensure_ascii=False, default=str)
             for secret in secrets_everywhere + other_tokens:
                 assert needle(secret) not in blob, f"{system_id}: {label} received a secret ({secret[:12]}…)"
+            running = json.dumps(before_the_end(client.transcript), ensure_ascii=False, default=str)
+            for secret in seed_secrets:
+                assert needle(secret) not in running, f"{system_id}: {label} received the dice seed before the end ({secret[:12]}…)"
             for ev in client.received_events():
                 row = by_position.get((ev["v"], ev["i"]))
                 assert row is not None, f"{system_id}: {label} got an event that is not in the log: {ev}"
@@ -219,6 +225,15 @@ def test_no_hidden_value_reaches_a_spectator_or_another_seat(tmp_path: Any, syst
                     assert needle(text) not in blob, f"{system_id}: {label} received hidden text: {text!r}"
     finally:
         service.engine.dispose()
+
+
+def before_the_end(transcript: list[Any]) -> list[Any]:
+    """A client's messages up to the one that told it the battle ended (which reveals the dice seed)."""
+    for index, message in enumerate(transcript):
+        text = json.dumps(message, default=str)
+        if '"dice.revealed"' in text or '"status": "ended"' in text:
+            return transcript[:index]
+    return transcript
 
 
 def test_seats_that_control_nothing_get_their_own_correct_view(tmp_path: Any) -> None:

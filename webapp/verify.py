@@ -1,0 +1,267 @@
+"""Re-apply a battle's log with the same rules code: the core of ``battleboard verify``, of the export
+(which records every draw of the dice on the way) and of ``battleboard replay``.
+
+A battle's log is its setup (version 1) and one command per later version. :func:`reapply` computes,
+version by version, the state, the events and the dice drawn, from the seed, the players' client
+seeds and the commands alone, as the authority (:mod:`webapp.service`) did:
+
+* a rule system's declaration: ``system.apply`` with the command's dice (:func:`rules.fair.command_dice`);
+* ``undo``: back to the last checkpoint before the current state, walking the versions' links;
+* ``assign``: ``system.assign`` (older logs without the controller take it from a stored snapshot);
+* ``end``: the GM's end (:func:`rules.fair.ended_by_gm`);
+* ``entropy``: the state unchanged, the client seed mixed in;
+
+and after each, the dice seed's reveal when the command ended the battle.
+:func:`verify_document` checks an exported document against that.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from rules import RulesError, Viewer, get_system
+from rules.core import event as make_event
+from rules.dice import commitment, mix_entropy
+from rules.fair import ENTROPY, command_dice, committed_event, ended_by_gm, entropy_event, with_reveal
+
+#: commands the authority makes itself; every other type is a rule system's declaration
+AUTHORITY_COMMANDS = {"undo", "assign", "end", ENTROPY}
+
+
+def viewer_of(actor: str) -> Viewer:
+    """The viewer a stored command's actor names (``gm``, ``seat:<public id>``, ``spectator``)."""
+    if actor.startswith("seat:"):
+        return Viewer.player(actor.split(":", 1)[1])
+    return Viewer.gm() if actor == "gm" else Viewer.spectator()
+
+
+@dataclass
+class Step:
+    """One version as re-applied: its state, its events (with their visibility), the dice drawn."""
+
+    version: int
+    state: dict[str, Any]
+    events: list[dict[str, Any]]
+    draws: list[dict[str, Any]]
+    mix: str
+    prev_version: int | None
+    checkpoint: bool
+    status: str
+    #: the command's type ("setup" for version 1)
+    kind: str = "setup"
+
+
+class Mismatch(Exception):
+    """The log does not re-apply: names the first version that does not match."""
+
+    def __init__(self, version: int, what: str, message: str) -> None:
+        super().__init__(f"version {version} ({what}): {message}")
+        self.version = version
+
+
+def reapply(
+    system_id: str,
+    seed: str,
+    setup: Mapping[str, Any] | None,
+    initial_state: Mapping[str, Any],
+    commands: list[Mapping[str, Any]],
+    *,
+    stored_state: Callable[[int], dict[str, Any] | None] | None = None,
+) -> Iterator[Step]:
+    """Every version of a battle from its setup and commands (each ``{version, actor, declaration}``,
+    in order from version 2). ``setup`` (``{lineup, options}``) re-runs the system's setup; without it
+    (older battles) ``initial_state`` is taken as given. ``stored_state``: a stored snapshot, for
+    commands of older logs that cannot be re-applied (an assignment without its controller)."""
+    system = get_system(system_id)
+    status_of: Callable[[Mapping[str, Any], str], str] = lambda state, before: str(state.get("status", before))  # noqa: E731
+    if setup is not None:
+        dice = command_dice(seed, "", 1, record=True)
+        state, events = system.setup(copy.deepcopy(setup["lineup"]), copy.deepcopy(setup["options"]), dice)
+        events = list(events) or [make_event("battle.started", f"A {system.name} battle begins.")]
+        first = Step(1, state, [*events, committed_event(seed)], dice.draws, "", None, True, status_of(state, "active"))
+    else:
+        state = copy.deepcopy(dict(initial_state))
+        first = Step(1, state, [], [], "", None, True, status_of(state, "active"))
+    yield first
+    steps: dict[int, Step] = {1: first}
+    current = first
+    for command in commands:
+        version = int(command["version"])
+        if version != current.version + 1:
+            raise Mismatch(version, "order", f"the commands skip from version {current.version} to {version}")
+        declaration = dict(command["declaration"])
+        kind = str(declaration.get("type", ""))
+        before = copy.deepcopy(current.state)
+        draws: list[dict[str, Any]] = []
+        mix, prev, checkpoint = current.mix, current.version, True
+        if kind == "undo":
+            if current.status == "ended":
+                raise Mismatch(version, kind, "an undo after the battle ended")
+            cursor, target = current.prev_version, None
+            while cursor is not None:
+                snap = steps[cursor]
+                if snap.checkpoint:
+                    target = snap
+                    break
+                cursor = snap.prev_version
+            if target is None:
+                raise Mismatch(version, kind, "there was nothing to undo")
+            state, prev = copy.deepcopy(target.state), target.prev_version
+            text = f"The GM undid the last step (back to the state of version {target.version})."
+            events = [make_event("battle.undone", text, back_to=target.version)]
+        elif kind == "end":
+            state, events = ended_by_gm(before)
+        elif kind == ENTROPY:
+            seat, client_seed = str(declaration.get("seat")), str(declaration.get("client_seed"))
+            if command.get("actor") != f"seat:{seat}":
+                raise Mismatch(version, kind, "a client seed sent for another seat")
+            mix = mix_entropy(current.mix, seat, client_seed)
+            state, events = before, [entropy_event(seat, client_seed)]
+            prev, checkpoint = current.prev_version, current.checkpoint
+        elif kind == "assign" and "controller" in declaration:
+            dice = command_dice(seed, current.mix, version, declaration, record=True)
+            state, events = system.assign(before, declaration.get("combatant"), declaration["controller"], declaration.get("seat"), dice)
+            draws = dice.draws
+        elif kind == "assign":
+            stored = stored_state(version) if stored_state is not None else None
+            if stored is None:
+                raise Mismatch(version, kind, "an assignment without its controller cannot be re-applied")
+            state, events = stored, list(command.get("events") or [])
+        else:
+            dice = command_dice(seed, current.mix, version, declaration, record=True)
+            try:
+                state, events = system.apply(before, declaration, viewer_of(str(command.get("actor", ""))), dice)
+            except RulesError as exc:
+                raise Mismatch(version, kind, f"the rules refuse this declaration now ({exc})") from None
+            draws = dice.draws
+        if kind not in ("undo", "end", ENTROPY):
+            checkpoint = bool(system.is_checkpoint(state))
+        status = status_of(state, current.status)
+        events = with_reveal(current.status, status, [dict(e) for e in events], seed)
+        current = Step(version, state, events, draws, mix, prev, checkpoint, status, kind)
+        steps[version] = current
+        yield current
+
+
+def undone_versions(commands: list[Mapping[str, Any]], events: Mapping[int, list[Mapping[str, Any]]]) -> set[int]:
+    """The versions an undo took back (a client seed stays mixed in: never undone)."""
+    undone: set[int] = set()
+    for command in commands:
+        if command["declaration"].get("type") != "undo":
+            continue
+        back = next((e.get("data", {}).get("back_to") for e in events.get(command["version"], []) if e.get("type") == "battle.undone"), None)
+        if isinstance(back, int):
+            undone |= set(range(back + 1, command["version"]))
+    kinds = {c["version"]: c["declaration"].get("type") for c in commands}
+    return {v for v in undone if kinds.get(v) != ENTROPY}
+
+
+@dataclass
+class Verdict:
+    ok: bool
+    message: str
+    versions: int = 0
+    dice: int = 0
+    steps: list[Step] = field(default_factory=list)
+
+
+def _first_difference(mine: Any, theirs: Any, where: str = "") -> str:
+    if isinstance(mine, dict) and isinstance(theirs, dict):
+        for key in list(mine) + [k for k in theirs if k not in mine]:
+            if key not in mine or key not in theirs or mine[key] != theirs[key]:
+                if key in mine and key in theirs:
+                    return _first_difference(mine[key], theirs[key], f"{where}.{key}")
+                return f"{where}.{key} is {'missing' if key not in theirs else 'extra'} in the file"
+    if isinstance(mine, list) and isinstance(theirs, list):
+        if len(mine) != len(theirs):
+            return f"{where or 'the list'} has {len(theirs)} entries in the file, {len(mine)} re-applied"
+        for i, (a, b) in enumerate(zip(mine, theirs, strict=True)):
+            if a != b:
+                return _first_difference(a, b, f"{where}[{i}]")
+    return f"{where or 'the value'} is {str(theirs)[:80]!r} in the file, {str(mine)[:80]!r} re-applied"
+
+
+def _physical_ok(theirs: list[Mapping[str, Any]], mine: list[Mapping[str, Any]]) -> bool:
+    """Events that differ only in dice entered by hand (roll records with ``physical: true``), each
+    face in its die's range: the hand-entered faces are checked only for being possible."""
+    if len(theirs) != len(mine):
+        return False
+    for a, b in zip(theirs, mine, strict=True):
+        rolls_a, rolls_b = a.get("rolls") or [], b.get("rolls") or []
+        if {k: v for k, v in a.items() if k != "rolls"} != {k: v for k, v in b.items() if k != "rolls"} or len(rolls_a) != len(rolls_b):
+            return False
+        for ra, rb in zip(rolls_a, rolls_b, strict=True):
+            if ra == rb:
+                continue
+            if not ra.get("physical") or not _in_range(ra):
+                return False
+    return True
+
+
+def _in_range(roll: Mapping[str, Any]) -> bool:
+    text, faces = str(roll.get("dice", "")), roll.get("faces") or []
+    low, high = 1, None
+    if "d" in text:
+        sides = text.split("d", 1)[1].split("+")[0].split("-")[0]
+        high = int(sides) if sides.isdigit() else None
+    elif "-" in text.lstrip("-"):
+        a, _, b = text.rpartition("-") if not text.startswith("-") else ("", "", "")
+        low, high = (int(a), int(b)) if a.lstrip("-").isdigit() and b.isdigit() else (1, None)
+    return high is not None and all(isinstance(f, int) and low <= f <= high for f in faces)
+
+
+def verify_document(doc: Mapping[str, Any]) -> Verdict:
+    """Check an exported battle (already checked against the schema): the commitment, every die,
+    every declaration re-applied, every event and the final state. The verdict names the first
+    command that does not match."""
+    dice_part = doc["dice"]
+    seed = dice_part.get("seed")
+    if not isinstance(seed, str):
+        return Verdict(False, "the battle has not ended: its seed is not revealed, so its dice cannot be checked")
+    if commitment(seed) != dice_part["commitment"]:
+        return Verdict(False, "the revealed seed does not match the commitment published at the start")
+    events: dict[int, list[dict[str, Any]]] = {}
+    for ev in doc["events"]:
+        events.setdefault(int(ev["v"]), []).append({k: v for k, v in ev.items() if k not in ("v", "i")})
+    commands = sorted(doc["commands"], key=lambda c: c["version"])
+    final = doc["battle"]["version"]
+    if (commands and commands[-1]["version"] != final) or (not commands and final != 1):
+        return Verdict(False, f"the file says the battle reached version {final}, but its commands end at "
+                              f"{commands[-1]['version'] if commands else 1}")
+    steps: list[Step] = []
+    count = 0
+    seeds_seen: list[dict[str, Any]] = []
+    try:
+        for step in reapply(doc["system"]["id"], seed, doc.get("setup"), doc["initial_state"], commands):
+            steps.append(step)
+            what = step.kind
+            if step.version == 1 and doc.get("setup") is not None and step.state != doc["initial_state"]:
+                raise Mismatch(1, "setup", "the first state differs: " + _first_difference(step.state, doc["initial_state"], "state"))
+            theirs = events.get(step.version, [])
+            if doc.get("setup") is not None or step.version > 1:
+                mine = [dict(e) for e in step.events]
+                if mine != theirs and not _physical_ok(theirs, mine):
+                    detail = _first_difference(mine, theirs, "events")
+                    raise Mismatch(step.version, what, f"the events differ ({detail})")
+            if what == ENTROPY:
+                seeds_seen.append({"version": step.version, "seat": commands[step.version - 2]["declaration"]["seat"],
+                                   "client_seed": commands[step.version - 2]["declaration"]["client_seed"]})
+            count += sum(len(d.get("faces", ())) or d.get("size", 0) for d in step.draws)
+    except Mismatch as exc:
+        return Verdict(False, f"mismatch at {exc}", steps=steps)
+    except RulesError as exc:
+        return Verdict(False, f"the log cannot be re-applied: {exc}", steps=steps)
+    if seeds_seen != list(dice_part.get("client_seeds", [])):
+        return Verdict(False, "the client seeds listed in the file are not those of its commands", steps=steps)
+    if steps[-1].state != doc["final_state"]:
+        return Verdict(False, "the final state differs: " + _first_difference(steps[-1].state, doc["final_state"], "state"), steps=steps)
+    listed = {entry["version"]: entry["draws"] for entry in dice_part.get("draws", [])}
+    for step in steps:
+        if step.draws != listed.get(step.version, []):
+            return Verdict(False, f"mismatch at version {step.version} ({step.kind}): the dice listed differ from the seed's", steps=steps)
+    return Verdict(True, f"OK: {doc['system']['id']} battle of {final} versions, commitment {dice_part['commitment'][:16]}… matches its seed, "
+                         f"{count} dice re-derived, {len(commands)} commands re-applied, every event and the final state match",
+                   versions=final, dice=count, steps=steps)
