@@ -52,9 +52,9 @@ export function render(root, view, ctx) {
     h("div", { class: "ad-main" },
       h("div", { class: "ad-col ad-col-play" },
         declarePanel(),
+        gm ? gmPanel() : null, // the DM's next step before the call-offs
         playerActions(),
         myResults(),
-        gm ? gmPanel() : null,
         checklist(),
       ),
       h("div", { class: "ad-col ad-col-board" },
