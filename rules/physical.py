@@ -273,7 +273,18 @@ def apply_declaration(
         text = f"Waiting for {who} to roll {need['notation']} (real dice)."
         return waiting, [event("dice.requested", text, roller=need["roller"], notation=need["notation"])]
     new_state["physical"] = {**settings(new_state), "mode": calm["mode"], "combatants": calm["combatants"], "pending": None}
-    return new_state, list(events)
+    return new_state, [_marked(e) for e in events]
+
+
+#: the log's mark on a line whose dice were typed in by hand
+HAND = " ✋"
+
+
+def _marked(ev: dict[str, Any]) -> dict[str, Any]:
+    """An event whose rolls include typed faces says so in its log line (a hand at its end)."""
+    if any(r.get("physical") for r in ev.get("rolls") or ()) and isinstance(ev.get("text"), str) and not ev["text"].endswith(HAND):
+        return {**ev, "text": ev["text"] + HAND}
+    return ev
 
 
 def resume(system: Any, state: State, entry: Mapping[str, Any], base: DiceSource) -> tuple[State, list[dict[str, Any]]]:

@@ -11,6 +11,7 @@ import * as ui from "./ui.js";
 import * as grid from "./grid.js";
 import * as kit from "./kit.js";
 import { renderControls, renderSetup, renderNotes, renderOptions, renderRosters } from "./setup.js";
+import { renderDiceEntry } from "./dice-entry.js";
 
 const { h, replace } = ui;
 const body = document.body;
@@ -342,6 +343,7 @@ function renderBattle(state) {
     console.error(err);
     fallbackRender(root, state.view);
   }
+  try { renderDiceEntry(root, state.view, ctx); } catch (err) { console.error(err); } // real dice due (H9)
 }
 
 // The log is announced politely: only the lines new since the last draw are added (a re-drawn list

@@ -88,6 +88,8 @@ export function diceTray(rolls, { fresh = false } = {}) {
       h("span", { class: "roll-purpose" }, roll.purpose),
       h("span", { class: "roll-faces" }, roll.faces.map((f) => die(f, { sides: sidesOf(roll.dice), fresh }))),
       h("span", { class: "roll-total" }, roll.faces.length > 1 || roll.modifier ? `= ${roll.total}` : ""),
+      // dice typed in by hand (physical dice): a hand, and who typed them
+      roll.physical ? h("span", { class: "roll-physical", title: `real dice, typed by ${roll.entered_by || "hand"}`, "aria-label": "real dice" }, "✋") : null,
     )));
 }
 

@@ -38,6 +38,8 @@ def strip(value: Any) -> Any:
         return {k: strip(v) for k, v in value.items() if k not in ("physical", "entered_by")}
     if isinstance(value, list):
         return [strip(v) for v in value]
+    if isinstance(value, str):
+        return value.removesuffix(" ✋")
     return value
 
 
@@ -101,6 +103,7 @@ def test_phantoms_bane_dice_are_asked_for_only_after_both_sides_chose() -> None:
     assert [n["notation"] for n in needs] == ["1d6", "1d6"] and needs[0]["seats"] == ["s1"]
     # the board rolled the GM's monster; Jharek's two dice were typed on his phone
     assert physical_rolls(events) == [("Jharek offence die", [5], "seat:s1"), ("Jharek defence die", [2], "seat:s1")]
+    assert all(e["text"].endswith(" ✋") == any(r.get("physical") for r in e["rolls"]) for e in events)
     monster = [r for e in events for r in e["rolls"] if r["purpose"].startswith("Monster")]
     assert monster and not any(r.get("physical") for r in monster)
     same_as_board(pb, before, second, GM, [5, 2, 3, 4], (after, events))
