@@ -219,7 +219,7 @@ def test_the_join_corner_shows_until_the_battle_starts(browser: Any, live_server
         corner = page.locator("[data-testid=join-corner]")
         corner.wait_for()
         assert page.inner_text("[data-testid=join-corner-code]") == table.join_code
-        page.wait_for_function("document.querySelector('.d-join-qr') && document.querySelector('.d-join-qr').naturalWidth > 0")
+        page.wait_for_function("() => document.querySelector('.d-join-qr') && document.querySelector('.d-join-qr').naturalWidth > 0")
         box = page.locator(".d-join-qr").bounding_box()
         assert box and box["width"] >= 160, "the QR code is too small to scan from the sofa"
         m = measure(page)
@@ -344,7 +344,7 @@ def test_a_map_lies_under_the_grid_with_blocked_squares_and_token_colours(browse
     context, page, _spy = open_display(browser, f"{live_server.url}/t/{table.slug}/display", 1920, 1080)
     try:
         page.wait_for_selector("[data-testid=board] [data-testid=token]")
-        page.wait_for_function("[...document.querySelectorAll('[data-testid=grid-map]')].length === 1")
+        page.wait_for_function("() => document.querySelectorAll('[data-testid=grid-map]').length === 1")
         # 100 user units a square; the map's square is 50 image pixels: 2 units a pixel, its first
         # lines at pixel (25, 10) fall on the board's corner (0, 0)
         geometry = page.evaluate("""() => { const m = document.querySelector('[data-testid=grid-map]');
@@ -355,7 +355,7 @@ def test_a_map_lies_under_the_grid_with_blocked_squares_and_token_colours(browse
         drawn = sorted(page.evaluate("""() => [...document.querySelectorAll('[data-testid=board] [data-testid=blocked]')]
             .map((r) => [Number(r.dataset.x), Number(r.dataset.y)])"""))
         assert drawn == sorted(blocked)
-        fill = page.evaluate("getComputedStyle(document.querySelector('[data-testid=board] [data-combatant=c2] .token-body')).fill")
+        fill = page.evaluate("() => getComputedStyle(document.querySelector('[data-testid=board] [data-combatant=c2] .token-body')).fill")
         assert fill == "rgb(138, 43, 226)"
         page.wait_for_timeout(500)
         page.screenshot(path=str(shots / "display-map-blocked.png"))
