@@ -26,6 +26,7 @@ from fractions import Fraction
 from typing import Any
 
 from . import terrain
+from .carry_over import carried_fields
 from .core import (
     GM_ONLY,
     PUBLIC,
@@ -261,7 +262,8 @@ def _able(c: Mapping[str, Any]) -> bool:
 
 
 COMBATANT_FIELDS = [
-    Field("hp", "Hit points", "int", 8, 1, 300, help="Current hit points at the start of the fight.", group="Vitals"),
+    Field("hp", "Hit points", "int", 8, -9, 300, help="Current hit points at the start of the fight (0 or less: "
+          "down, carried from an earlier fight).", group="Vitals"),
     Field("ac", "Armour class", "int", 10, -10, 10, help="Lower is better; 10 is unarmoured.", group="Vitals"),
     Field("thac0", "To hit AC 0", "int", 20, 1, 25,
           help="The d20 score needed to hit armour class 0 (THAC0), read from the attack matrix.", group="Attack"),
@@ -453,7 +455,7 @@ class AdndDemonIdol(RuleSystem):
 
     # --- forms ---------------------------------------------------------------------------------
     def combatant_fields(self) -> list[Field]:
-        return list(COMBATANT_FIELDS)
+        return list(COMBATANT_FIELDS) + carried_fields(self.id)
 
     def option_fields(self) -> list[Field]:
         return list(OPTION_FIELDS)
@@ -504,8 +506,11 @@ class AdndDemonIdol(RuleSystem):
             raise InvalidDeclaration("a battle needs combatants on both sides A and B")
         combatants: dict[str, Any] = {}
         for c in lineup:
-            combatants[c["id"]] = {**c, "hp_max": c["hp"], "x": 0, "y": 0, "condition": "ok",
-                                   "stable": False, "morale": None, "morale_margin": 0}
+            # hit points carried from an earlier fight may sit below the full ones, or at 0 or
+            # less: down, and bound after that fight (rules/carry_over.py)
+            combatants[c["id"]] = {**c, "hp_max": max(c["hp"], c.get("hp_max") or 0), "x": 0, "y": 0,
+                                   "condition": "ok" if c["hp"] > 0 else "down", "stable": c["hp"] <= 0,
+                                   "morale": None, "morale_margin": 0}
         state: State = {
             "system": self.id,
             "status": "active",

@@ -31,6 +31,7 @@ from functools import lru_cache
 from typing import Any
 
 from . import terrain
+from .carry_over import carried_fields, parse_effects
 from .core import (
     GM_ONLY,
     Event,
@@ -356,7 +357,7 @@ class BattlesAndBalances(RuleSystem):
 
     # --- forms -----------------------------------------------------------------------------
     def combatant_fields(self) -> list[Field]:
-        return _combatant_fields()
+        return _combatant_fields() + carried_fields(self.id)
 
     def option_fields(self) -> list[Field]:
         return _option_fields()
@@ -377,6 +378,11 @@ class BattlesAndBalances(RuleSystem):
         dm = cleaned["damage_modifier_override"]
         if dm and not dm.lstrip("+-").isdigit():
             raise InvalidDeclaration(f"{cleaned['name']}: Damage modifier must be a whole number or empty")
+        if cleaned.get("effects"):  # carried from an earlier fight
+            try:
+                parse_effects(cleaned["effects"])
+            except InvalidDeclaration as exc:
+                raise InvalidDeclaration(f"{cleaned['name']}: {exc}") from None
         return cleaned
 
     # --- setup -----------------------------------------------------------------------------
@@ -409,8 +415,11 @@ class BattlesAndBalances(RuleSystem):
                 c["x"], c["y"] = _auto_square(entry["side"], self.sides, width, height, taken)
                 taken.add((c["x"], c["y"]))
             broken = bool(c["armour"] and opts["armour_wear"] and 0 < c["armour_weight"] <= c["armour_wear"])
-            c.update({"ap": c["ap_max"], "wounds": 0, "defeated": c["health"] <= 0, "blessings": 0, "curses": 0,
-                      "effects": {}, "armour_broken": broken})
+            # wounds, effects, blessings and curses carried from an earlier fight (rules/carry_over.py)
+            wounds = entry.get("wounds", 0)
+            c.update({"ap": c["ap_max"], "wounds": wounds, "defeated": c["health"] <= 0 or wounds >= c["health"],
+                      "blessings": entry.get("blessings", 0), "curses": entry.get("curses", 0),
+                      "effects": parse_effects(entry.get("effects", "")), "armour_broken": broken})
             combatants[c["id"]] = c
         sides_in_play = sorted({c["side"] for c in combatants.values()})
         state: State = {

@@ -32,6 +32,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import terrain
+from .carry_over import carried_fields, parse_conditions
 from .core import Event, Field, RuleSystem, State, Viewer, combatant_visibility, event
 from .dice import DiceSource
 from .errors import IllegalDeclaration, InvalidDeclaration
@@ -380,7 +381,7 @@ class EclipsePhase(RuleSystem):
             Field("x", "Column", "int", -1, -1, 99, help="Starting square; −1 places it automatically.",
                   group="Position"),
             Field("y", "Row", "int", -1, -1, 99, group="Position"),
-        ]
+        ] + carried_fields(self.id)
 
     def option_fields(self) -> list[Field]:
         return [
@@ -488,6 +489,11 @@ class EclipsePhase(RuleSystem):
             parse_dv(cleaned["custom_dv"])
         if cleaned["full_move"] < cleaned["base_move"]:
             raise InvalidDeclaration(f"{cleaned['name']}: full move must be at least the base move")
+        if cleaned.get("conditions"):  # carried from an earlier fight
+            try:
+                cleaned["conditions"] = ", ".join(parse_conditions(cleaned["conditions"]))
+            except InvalidDeclaration as exc:
+                raise InvalidDeclaration(f"{cleaned['name']}: {exc}") from None
         return cleaned
 
     # --- setup -------------------------------------------------------------------------------
@@ -575,10 +581,12 @@ class EclipsePhase(RuleSystem):
             "weapons": weapons,
             "pools": {"flex": entry["flex"], "vigor": entry["vigor"]},
             "pools_max": {"flex": entry["flex"], "vigor": entry["vigor"]},
-            "damage": 0,
-            "wounds": 0,
-            "state": "ok",
-            "conditions": [],
+            # damage, wounds and lasting conditions carried from an earlier fight (rules/carry_over.py)
+            "damage": entry.get("damage", 0),
+            "wounds": entry.get("wounds", 0),
+            "state": ("dead" if entry.get("damage", 0) >= death_rating(entry["durability"], entry["morph_type"])
+                      else "incapacitated" if entry.get("damage", 0) >= entry["durability"] else "ok"),
+            "conditions": parse_conditions(entry.get("conditions", "")),
             "full_defence": False,
             "aggressive": False,
             "aim": None,

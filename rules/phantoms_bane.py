@@ -37,6 +37,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from .carry_over import carried_fields
 from .core import (
     GM_ONLY,
     HIDDEN,
@@ -271,7 +272,7 @@ class PhantomsBane(RuleSystem):
                 help="How the computer plays this combatant.",
                 group="Computer",
             ),
-        ]
+        ] + carried_fields(self.id)
 
     def option_fields(self) -> list[Field]:
         return [
@@ -609,7 +610,8 @@ def _new_combatant(entry: Mapping[str, Any]) -> dict[str, Any]:
     }
     for stat in STAT_NAMES:
         combatant[stat] = entry[stat]
-        combatant[f"{stat}_max"] = entry[stat]
+        # a value carried from an earlier fight may sit below its full one (rules/carry_over.py)
+        combatant[f"{stat}_max"] = max(entry[stat], entry.get(f"{stat}_max") or 0)
     combatant["weapon"] = _gear(entry["weapon_name"], entry["weapon_bonus"], entry["weapon_natural"])
     combatant["armour"] = _gear(entry["armour_name"], entry["armour_bonus"], entry["armour_natural"])
     combatant["destroyed"] = []
