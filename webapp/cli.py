@@ -200,6 +200,71 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- provable dice: export, import and verify a battle (issue 18, H7) -------------------------------
+def cmd_export(args: argparse.Namespace) -> int:
+    from rules import RulesError
+
+    from .app import create_app
+    from .export import export_json
+
+    app = create_app()
+    try:
+        data = export_json(app.extensions["battleboard"].service, args.battle_id)
+    except RulesError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if args.output in (None, "-"):
+        sys.stdout.buffer.write(data + b"\n")
+    else:
+        Path(args.output).write_bytes(data)
+        print(f"battle {args.battle_id} written to {args.output} ({len(data):,} bytes)", file=sys.stderr)
+    return 0
+
+
+def _read_file(name: str) -> bytes:
+    from .export import MAX_BYTES, ImportRefused
+
+    with open(name, "rb") as handle:
+        raw = handle.read(MAX_BYTES + 1)
+    if len(raw) > MAX_BYTES:
+        raise ImportRefused("the file is too large (over 20 MB)")
+    return raw
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from rules import RulesError
+
+    from .export import load_document
+    from .verify import verify_document
+
+    try:
+        doc = load_document(_read_file(args.file))
+        verdict = verify_document(doc)
+    except (RulesError, OSError) as exc:
+        print(f"NOT VERIFIED: {exc}")
+        return 1
+    print(verdict.message if verdict.ok else f"NOT VERIFIED: {verdict.message}")
+    return 0 if verdict.ok else 1
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from rules import RulesError
+
+    from .app import create_app
+    from .export import import_document, load_document
+
+    app = create_app()
+    try:
+        doc = load_document(_read_file(args.file))
+        table, battle_id = import_document(app.extensions["battleboard"].service, doc)
+    except (RulesError, OSError) as exc:
+        print(f"not imported: {exc}", file=sys.stderr)
+        return 1
+    print(f"imported as battle {battle_id} of a new table {table.name!r} (it verified)")
+    print("\n".join(_links(table, host_urls(args.host, args.port))))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="battleboard", description="A visual battle board for tabletop RPGs.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -227,6 +292,18 @@ def main(argv: list[str] | None = None) -> int:
     report.add_argument("--output", "-o", help="a file to write (default: standard output)")
     report.add_argument("--public", action="store_true", help="only what the table saw (the GM's report otherwise)")
     report.set_defaults(func=cmd_report)
+    export = sub.add_parser("export", help="write a battle as one JSON document (the seed only once it has ended)")
+    export.add_argument("battle_id", type=int)
+    export.add_argument("-o", "--output", help="the file to write (default: standard output)")
+    export.set_defaults(func=cmd_export)
+    verify = sub.add_parser("verify", help="check an exported battle: commitment, every die, every command re-applied")
+    verify.add_argument("file")
+    verify.set_defaults(func=cmd_verify)
+    importer = sub.add_parser("import", help="load an exported, finished battle as a battle of a new table (after verifying it)")
+    importer.add_argument("file")
+    importer.add_argument("--host", default="0.0.0.0")
+    importer.add_argument("--port", type=int, default=5000)
+    importer.set_defaults(func=cmd_import)
     args = parser.parse_args(argv)
     return int(args.func(args) or 0)
 

@@ -487,6 +487,26 @@ def on_board_set(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[st
     return {"board": board_payload(table.board), "v": version}
 
 
+# --- provable dice: a phone's client seed, sharing a finished battle (issue 18, H7) ---------------
+@handler("entropy")
+def on_entropy(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, Any]:
+    """A player's phone adds its client seed to the battle's dice (once per seat and battle: a second
+    one is answered ``duplicate`` and changes nothing)."""
+    battle_id = payload.get("battle_id")
+    if not isinstance(battle_id, int) or isinstance(battle_id, bool):
+        raise InvalidDeclaration("battle_id must be a number")
+    result = hub.service.add_entropy(battle_id, conn.viewer, payload.get("client_seed"), table_id=conn.table_id)
+    return {"v": result.version, "duplicate": result.duplicate}
+
+
+@handler("battle_share", gm_only=True)
+def on_battle_share(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, Any]:
+    """The GM lets anyone see a finished battle (replay, report, export), or stops it."""
+    battle_id = _battle_id(hub, conn, payload)
+    battle = hub.service.set_shareable(battle_id, conn.table_id, payload.get("shareable"))
+    return {"battle_id": battle.id, "shareable": battle.shareable}
+
+
 CLIENT_EVENTS = (
     "sync",
     "declare",

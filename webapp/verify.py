@@ -225,7 +225,7 @@ def verify_document(doc: Mapping[str, Any]) -> Verdict:
         return Verdict(False, "the revealed seed does not match the commitment published at the start")
     events: dict[int, list[dict[str, Any]]] = {}
     for ev in doc["events"]:
-        events.setdefault(int(ev["v"]), []).append({k: v for k, v in ev.items() if k not in ("v", "i")})
+        events.setdefault(int(ev["v"]), []).append({k: v for k, v in ev.items() if k not in ("v", "i", "undone")})
     commands = sorted(doc["commands"], key=lambda c: c["version"])
     final = doc["battle"]["version"]
     if (commands and commands[-1]["version"] != final) or (not commands and final != 1):

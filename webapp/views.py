@@ -523,6 +523,57 @@ def battle_report(slug: str, battle_id: int) -> Any:
     return response
 
 
+# --- provable dice: a battle's export, and importing one (issue 18, H7) ---------------------------
+@bp.get("/t/<slug>/battles/<int:battle_id>/export.json")
+def battle_export(slug: str, battle_id: int) -> Any:
+    """A battle as one JSON document: for the GM at any time (the seed only after the end), for anyone
+    else once the battle has ended and the GM marked it shareable."""
+    from .export import export_json
+
+    table = _table_or_404(slug)
+    gm = _remembered("gm", table.slug) == table.gm_token
+    try:
+        battle = _hub().service.battle(battle_id)
+    except RulesError:
+        abort(404)
+    if battle.table_id != table.id:
+        abort(404)
+    if not gm and not (battle.status == "ended" and battle.shareable):
+        return {"ok": False, "error": "only the GM may download this battle (until it has ended and the GM shares it)"}, 403
+    response = Response(export_json(_hub().service, battle_id), mimetype="application/json")
+    response.headers["Content-Disposition"] = f'attachment; filename="battle-{table.slug}-{battle_id}.json"'
+    response.headers["Cache-Control"] = "private, no-store"
+    return response
+
+
+@bp.post("/import")
+def import_battle() -> Any:
+    """Upload an exported, finished battle: it is verified, then becomes the battle of a new table
+    whose GM is this browser (at most 20 MB; a file that fails changes nothing)."""
+    from werkzeug.exceptions import RequestEntityTooLarge
+
+    from .export import MAX_BYTES, import_document, load_document
+
+    request.max_content_length = MAX_BYTES + 64 * 1024  # this route only: the form's own bytes on top
+    if not _limiter("tables").allow(request.remote_addr or "?"):
+        error = "Too many new tables from here: wait a minute and try again."
+        return render_template("index.html", systems=available_systems(), error=error), 429
+    try:
+        upload = request.files.get("battle")
+    except RequestEntityTooLarge:
+        return render_template("index.html", systems=available_systems(), error="That file is too large (at most 20 MB)."), 413
+    if upload is None:
+        return render_template("index.html", systems=available_systems(), error="Choose an exported battle file to import."), 400
+    raw = upload.stream.read(MAX_BYTES + 1)
+    try:
+        table, battle_id = import_document(_hub().service, load_document(raw), library=session.get("library"))
+    except RulesError as exc:
+        return render_template("index.html", systems=available_systems(), error=f"Not imported: {exc}"), 413 if "too large" in str(exc) else 400
+    _remember("gm", table.slug, table.gm_token)
+    _keep_library(table)
+    return redirect(url_for("board.replay_page", slug=table.slug, battle_id=battle_id))
+
+
 @bp.get("/healthz")
 def health() -> dict[str, Any]:
     return {"ok": True}

@@ -1,0 +1,228 @@
+"""A battle as one JSON document (export), and such a document loaded as a finished battle (import).
+
+The document (``docs/battle-export.schema.json``, schema version 1) holds the rule system and the
+board's version, the lineup and options, every command with its actor's role, every event with its
+rolls, every die drawn (:mod:`rules.fair`'s derivation), the commitment, the client seeds and, once
+the battle has ended, the revealed seed. It never holds a seat key, the GM key or a roster library
+key. An import is checked whole before anything is written: the schema, then the commitment, every
+die and every command re-applied (:func:`webapp.verify.verify_document`); a file that fails changes
+nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from datetime import UTC, datetime
+from importlib import metadata
+from typing import Any
+
+from sqlmodel import col, select
+
+from rules import RulesError, get_system
+from rules.dice import commitment
+from rules.fair import ALGORITHM, ENTROPY
+
+from .models import (
+    Battle,
+    BattleCommand,
+    BattleEvent,
+    BattleSnapshot,
+    GameTable,
+    Seat,
+    new_library_key,
+    utcnow,
+)
+from .service import BattleService, _join_code, _token
+from .store import event_rows
+from .verify import Mismatch, reapply, undone_versions, verify_document
+
+FORMAT = "battleboard-battle"
+SCHEMA_VERSION = 1
+#: the largest document an import takes
+MAX_BYTES = 20 * 1024 * 1024
+
+
+class ImportRefused(RulesError):
+    """A document that cannot be imported (nothing was written)."""
+
+    code = "bad_import"
+
+
+def board_version() -> str:
+    try:
+        return metadata.version("battleboard")
+    except metadata.PackageNotFoundError:  # a checkout that was never installed
+        return "0"
+
+
+def export_battle(service: BattleService, battle_id: int) -> dict[str, Any]:
+    """The battle as one JSON-ready document (the seed only once the battle has ended)."""
+    battle = service.battle(battle_id)
+    system = get_system(battle.system_id)
+    with service.session() as s:
+        table = s.get(GameTable, battle.table_id)
+        seats = list(s.exec(select(Seat).where(Seat.table_id == battle.table_id).order_by(col(Seat.id))))
+        first = s.get(BattleSnapshot, (battle.id, 1))
+        rows = s.exec(select(BattleCommand).where(BattleCommand.battle_id == battle.id).order_by(col(BattleCommand.version))).all()
+        event_list = s.exec(
+            select(BattleEvent).where(BattleEvent.battle_id == battle.id).order_by(col(BattleEvent.version), col(BattleEvent.index))
+        ).all()
+    by_version: dict[int, list[dict[str, Any]]] = {}
+    for row in event_list:
+        by_version.setdefault(row.version, []).append({**row.payload, "visibility": row.visibility})
+    commands = [{"version": c.version, "actor": c.actor, "declaration": c.declaration, "at": _time(c.created_at)} for c in rows]
+    undone = undone_versions(commands, by_version)
+    for command in commands:
+        command["undone"] = command["version"] in undone
+    ended = battle.status == "ended"
+    draws: list[dict[str, Any]] = []
+    if ended:  # every die drawn, version by version, as the seed gives them
+        try:
+            for step in reapply(battle.system_id, battle.seed, battle.setup, first.state if first else {}, commands):
+                if step.draws:
+                    draws.append({"version": step.version, "draws": step.draws})
+        except (Mismatch, RulesError):
+            pass  # the verifier will say where; the export still carries the log
+    return {
+        "format": FORMAT,
+        "schema_version": SCHEMA_VERSION,
+        "exported_at": _time(utcnow()),
+        "board": {"software": "battleboard", "version": board_version()},
+        "system": {"id": system.id, "name": system.name, "version": board_version()},
+        "table": {"name": table.name if table else "", "seats": [{"id": seat.public_id, "name": seat.name} for seat in seats]},
+        "battle": {"id": battle.id, "status": battle.status, "version": battle.version, "created_at": _time(battle.created_at),
+                   "outcome": battle.state.get("outcome")},
+        "setup": battle.setup,
+        "initial_state": first.state if first else {},
+        "commands": commands,
+        "events": [{"v": row.version, "i": row.index, "visibility": row.visibility, **row.payload, "undone": row.version in undone}
+                   for row in event_list],
+        "final_state": battle.state,
+        "dice": {
+            "algorithm": ALGORITHM,
+            "commitment": commitment(battle.seed),
+            "seed": battle.seed if ended else None,
+            "client_seeds": [{"version": c["version"], "seat": c["declaration"].get("seat"), "client_seed": c["declaration"].get("client_seed")}
+                             for c in commands if c["declaration"].get("type") == ENTROPY],
+            "draws": draws,
+        },
+    }
+
+
+def export_json(service: BattleService, battle_id: int) -> bytes:
+    return json.dumps(export_battle(service, battle_id), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _time(moment: datetime) -> str:
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).isoformat()
+
+
+# --- reading and checking a document -------------------------------------------------------------
+def load_document(raw: bytes | str) -> dict[str, Any]:
+    """Parse and check a document's shape; :class:`ImportRefused` with a clear reason otherwise."""
+    size = len(raw.encode("utf-8") if isinstance(raw, str) else raw)
+    if size > MAX_BYTES:
+        raise ImportRefused(f"the file is too large ({size / 1048576:.1f} MB; at most 20 MB)")
+    try:
+        doc = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ImportRefused(f"the file is not a whole JSON document (truncated or damaged: {str(exc)[:80]})") from None
+    check_shape(doc)
+    return doc
+
+
+def _need(ok: bool, message: str) -> None:
+    if not ok:
+        raise ImportRefused(message)
+
+
+def check_shape(doc: Any) -> None:
+    """The checks of ``docs/battle-export.schema.json`` that an import relies on."""
+    _need(isinstance(doc, dict), "the file is not a battle export (not a JSON object)")
+    _need(doc.get("format") == FORMAT, f"the file is not a battle export (its format is not {FORMAT!r})")
+    _need(doc.get("schema_version") == SCHEMA_VERSION,
+          f"the file's schema version {doc.get('schema_version')!r} is not one this board reads (it reads {SCHEMA_VERSION})")
+    for key, kind in (("system", dict), ("battle", dict), ("initial_state", dict), ("commands", list), ("events", list),
+                      ("final_state", dict), ("dice", dict), ("table", dict)):
+        _need(isinstance(doc.get(key), kind), f"the file's {key!r} is missing or not a{'n object' if kind is dict else ' list'}")
+    _need(doc["setup"] is None or (isinstance(doc.get("setup"), dict) and isinstance(doc["setup"].get("lineup"), list)
+                                   and isinstance(doc["setup"].get("options"), dict)), "the file's 'setup' needs a lineup and options")
+    _need(isinstance(doc["system"].get("id"), str), "the file does not name its rule system")
+    try:
+        get_system(doc["system"]["id"])
+    except RulesError:
+        raise ImportRefused(f"this board has no rule system {str(doc['system']['id'])[:40]!r}") from None
+    battle = doc["battle"]
+    _need(isinstance(battle.get("version"), int) and battle["version"] >= 1, "the file's battle has no version")
+    for command in doc["commands"]:
+        _need(isinstance(command, dict) and isinstance(command.get("version"), int) and isinstance(command.get("actor"), str)
+              and isinstance(command.get("declaration"), dict), "a command of the file lacks its version, actor or declaration")
+    for ev in doc["events"]:
+        _need(isinstance(ev, dict) and isinstance(ev.get("v"), int) and isinstance(ev.get("i"), int)
+              and isinstance(ev.get("type"), str) and isinstance(ev.get("visibility"), str), "an event of the file lacks its v, i, type or visibility")
+    dice = doc["dice"]
+    _need(dice.get("algorithm") == ALGORITHM, f"the file's dice use {dice.get('algorithm')!r}, not {ALGORITHM!r}")
+    _need(isinstance(dice.get("commitment"), str) and len(dice["commitment"]) == 64, "the file has no commitment")
+    _need(dice.get("seed") is None or isinstance(dice.get("seed"), str), "the file's seed is not text")
+    _need(isinstance(dice.get("client_seeds"), list) and isinstance(dice.get("draws"), list), "the file lacks its client seeds or draws")
+
+
+# --- import --------------------------------------------------------------------------------------
+def import_document(service: BattleService, doc: dict[str, Any], *, library: Any = None) -> tuple[GameTable, int]:
+    """Load a checked document as a finished battle of a new table (whose GM is whoever imported it):
+    the table and the battle's id. The document is verified first; nothing is written if it fails."""
+    _need(doc["battle"].get("status") == "ended" and isinstance(doc["dice"].get("seed"), str),
+          "only a finished battle can be imported (this one has not ended: its dice seed is not revealed)")
+    for ev in doc["events"]:
+        ev.pop("undone", None)
+    verdict = verify_document(doc)
+    _need(verdict.ok, f"the battle does not verify, nothing was imported: {verdict.message}")
+    system = get_system(doc["system"]["id"])
+    steps = verdict.steps
+    setup = doc.get("setup")
+    lineup = []
+    for entry in (setup or {}).get("lineup", []):
+        entry = dict(entry)
+        if entry.get("controller") == "seat":
+            entry["controller"], entry["seat"] = "gm", None
+        lineup.append(entry)
+    name = str(doc["table"].get("name") or system.name)[:60] + " (imported)"
+    if not (isinstance(library, str) and 6 <= len(library) <= 64):
+        library = new_library_key()
+    final = steps[-1]
+    at = utcnow()
+    commands = {c["version"]: c for c in doc["commands"]}
+    with service.session() as s:
+        for _ in range(20):
+            table = GameTable(slug=secrets.token_urlsafe(6).replace("-", "x").replace("_", "y"), name=name, system_id=system.id,
+                              join_code=_join_code(), gm_token=_token(), lineup=lineup,
+                              options=dict((setup or {}).get("options", {})), library=library)
+            s.add(table)
+            try:
+                s.flush()
+                break
+            except Exception:  # a slug or join code taken: draw again
+                s.rollback()
+        battle = Battle(table_id=table.id, system_id=system.id, version=final.version, state=final.state, seed=doc["dice"]["seed"],
+                        status=final.status, mix=final.mix, setup=setup, shareable=False)
+        s.add(battle)
+        s.flush()
+        assert battle.id is not None
+        conn = s.connection()
+        conn.execute(BattleSnapshot.__table__.insert(), [  # type: ignore[attr-defined]
+            {"battle_id": battle.id, "version": step.version, "state": step.state, "prev_version": step.prev_version,
+             "checkpoint": step.checkpoint} for step in steps])
+        rows = [row for step in steps for row in event_rows(battle.id, step.version, step.events, at)]
+        if rows:
+            conn.execute(BattleEvent.__table__.insert(), rows)  # type: ignore[attr-defined]
+        if len(steps) > 1:
+            conn.execute(BattleCommand.__table__.insert(), [  # type: ignore[attr-defined]
+                {"battle_id": battle.id, "version": step.version, "msg_id": f"import-{step.version}",
+                 "actor": str(commands[step.version]["actor"])[:80], "declaration": commands[step.version]["declaration"], "created_at": at}
+                for step in steps[1:]])
+        table.battle_id = battle.id
+        s.add(table)
+        s.commit()
+        s.refresh(table)
+        return table, battle.id
