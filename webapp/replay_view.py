@@ -24,6 +24,7 @@ from sqlmodel import col, select
 
 from rules import RulesError, Viewer, get_system
 from rules.core import may_see
+from rules.fair import ENTROPY, dice_info
 
 from .assets import board_payload
 from .models import Battle, BattleCommand, BattleEvent, BattleSnapshot, GameTable
@@ -95,6 +96,8 @@ def _kind(declaration: dict[str, Any] | None, version: int) -> str:
     if version == 1:
         return "start"
     kind = (declaration or {}).get("type")
+    if kind == ENTROPY:
+        return "entropy"
     return kind if kind in ("undo", "assign", "end") else "declaration"
 
 
@@ -114,7 +117,9 @@ def replay_data(service: BattleService, table: GameTable, access: ReplayAccess, 
     for row in rows:
         events_by_version.setdefault(row.version, []).append({"v": row.version, "i": row.index, "visibility": row.visibility, **row.payload})
     undo_versions = {v for v, d in commands.items() if (d or {}).get("type") == "undo"}
-    undone = undone_versions(events_by_version, undo_versions)
+    # a player's client seed stays mixed into the dice when an undo passes over it: never undone
+    entropy = {v for v, d in commands.items() if (d or {}).get("type") == ENTROPY}
+    undone = undone_versions(events_by_version, undo_versions) - entropy
     if len(snapshots) > MAX_STEPS:  # a very long battle: its start and its end
         half = MAX_STEPS // 2
         snapshots = snapshots[:half] + snapshots[-half:]
@@ -143,6 +148,8 @@ def replay_data(service: BattleService, table: GameTable, access: ReplayAccess, 
         "status": battle.status,
         "version": battle.version,
         "shareable": is_shareable(battle),
+        # the commitment, the players' mix and (the battle has ended) the revealed seed
+        "dice": dice_info(battle.seed, getattr(battle, "mix", ""), battle.status),
         "started_at": battle.created_at.isoformat() if battle.created_at else None,
         "table": {
             "slug": table.slug,

@@ -127,7 +127,10 @@ function ctxFor(i, fresh) {
   };
 }
 
-const KIND_WORDS = { start: "The battle begins", undo: "The GM undoes", assign: "The GM hands over a combatant", end: "The battle ends" };
+const KIND_WORDS = {
+  start: "The battle begins", undo: "The GM undoes", assign: "The GM hands over a combatant", end: "The GM ends the battle",
+  entropy: "A player's phone adds to the dice",
+};
 
 function show(i) {
   if (!data) return;
@@ -181,6 +184,7 @@ function renderEvent(step) {
     h("span", { class: "r-step-no" }, `Step ${index + 1}`),
     KIND_WORDS[step.kind] ? h("span", { class: "r-kind" }, KIND_WORDS[step.kind]) : null,
     step.undone ? h("span", { class: "r-tag r-tag-undone", dataset: { testid: "step-undone" } }, "Undone later by the GM") : null);
+  els.event.dataset.long = lines.reduce((n, e) => n + e.text.length, 0) > 160 ? "true" : "false";
   replace(els.event, head, lines.length
     ? h("ul", { class: "r-event-lines", dataset: { testid: "replay-event-lines" } }, lines.map((e) => eventLine({ ...e, undone: false })))
     : h("p", { class: "d-muted" }, "Nothing anyone else could see happened in this step."));
@@ -285,6 +289,13 @@ function renderLinks() {
   }
   if (body.dataset.export) {
     links.push(h("a", { class: "r-link", href: body.dataset.export, dataset: { testid: "export-link" } }, "Download the battle (JSON)"));
+  }
+  const dice = data && data.dice;
+  if (dice && dice.commitment) {
+    links.push(h("span", { class: "r-seal", dataset: { testid: "dice-seal" } },
+      h("span", {}, "Dice sealed: SHA-256 "), h("code", {}, dice.commitment),
+      dice.seed ? [h("span", {}, " · seed revealed: "), h("code", { dataset: { testid: "revealed-seed" } }, dice.seed)] : null,
+      dice.mix ? [h("span", {}, " · players' mix: "), h("code", {}, dice.mix)] : null));
   }
   if (body.dataset.gm) links.push(h("a", { class: "r-link", href: body.dataset.gm, dataset: { testid: "gm-console-link" } }, "Back to the GM console"));
   if (isGm && data && !data.shareable) {

@@ -2,6 +2,7 @@
 // options, seat assignment, and the battle controls (start, restart, end, undo).
 
 import { h, replace, button } from "./ui.js";
+import { replayLink } from "./replay-link.js";
 
 let editing = null; // index of the lineup entry being edited, "new", {preset}, or null
 let latest = null;
@@ -42,6 +43,7 @@ export function renderControls(root, table, state, ctx) {
       running ? button("End battle", () => { if (confirm("End this battle?")) send("battle_end"); }, { class: "big danger", dataset: { testid: "end-battle" } }) : null,
       state.view ? button("Restart", () => { if (confirm("Start the battle again from the lineup?")) send("battle_restart"); }, { class: "big", dataset: { testid: "restart-battle" } }) : null,
     ),
+    replayLink(table, state),
     running && combatants.length ? h("details", { class: "assignments", open: assignmentsOpen },
       h("summary", {}, h("h3", {}, "Who plays whom")),
       combatants.map(([id, c]) => h("label", { class: "assign-row" }, h("span", {}, c.name),

@@ -208,6 +208,14 @@ def no_overflow(page: Any, label: str) -> None:
 
 def test_a_whole_duel_replays_step_by_step_for_the_gm(browser: Any, live_server: LiveServer, shots: Path) -> None:
     slug, gm_token, battle_id, versions = play_duel(live_server)
+    # the GM console links the finished battle's replay beside its battle controls
+    console_context = browser.new_context(viewport=DESKTOP)
+    console = console_context.new_page()
+    console.goto(f"{live_server.url}/t/{slug}/gm?key={gm_token}")
+    link = console.wait_for_selector("[data-testid=battle-controls] [data-testid=replay-link]")
+    assert link.get_attribute("href") == f"/t/{slug}/battles/{battle_id}/replay"
+    console.screenshot(path=str(shots / "replay-link-on-gm-console.png"))
+    console_context.close()
     context, page, errors = open_replay(browser, live_server, slug, gm_token, battle_id, DESKTOP)
     try:
         assert int(page.get_attribute("[data-testid=replay]", "data-steps") or 0) == versions

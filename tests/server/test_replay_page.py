@@ -145,7 +145,10 @@ def test_the_public_replay_is_the_spectators_projection_of_every_version(compute
         if e.payload.get("text") not in public_texts:
             assert e.payload["text"] not in text
     assert "The computer picks" not in text and '"scores"' not in text and '"visibility"' not in text
-    assert SEED not in text and duel.table.gm_token not in text and duel.table.join_code not in text
+    # the seed: revealed by the battle's end (its last step and the dice record), in no step before
+    assert all(SEED not in json.dumps(step) for step in body["steps"][:-1])
+    assert body["dice"]["seed"] in (SEED, None) and body["dice"]["commitment"] and body["dice"]["commitment"] != SEED
+    assert duel.table.gm_token not in text and duel.table.join_code not in text
     assert duel.seat_a.token not in text
     # and the link for the table display carries a QR code of the public page
     link = duel.app.test_client().get(url(duel, "/link")).get_json()
