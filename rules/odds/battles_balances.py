@@ -31,6 +31,7 @@ from ..dice import Roll, notation
 from ..errors import IllegalDeclaration, InvalidDeclaration, NotPermitted
 from .common import (
     NotEnumerable,
+    PathDice,
     check_span,
     distribution,
     enumerate_dice,
@@ -108,9 +109,28 @@ def attack_paths(known: Mapping[str, Any], kind: str, attacker_id: str, target_i
         for diff, (n, representative) in counts.items():
             classes[diff] = (Fraction(n, a_all * d_all), representative)
     else:
-        for weight, (faces, blow) in enumerate_dice(pools, group_sums=True, limit=ATTACK_PATHS):
-            known_weight, representative = classes.get(blow, (Fraction(0), faces))
-            classes[blow] = (known_weight + weight, representative)
+        # a blessed or cursed pool rolls twice and keeps one: each side's kept total (as the blow's event
+        # reports it) is walked alone, the other side's dice shown at their lowest (the sides roll
+        # independently), and the blow is grouped by the difference of the two kept totals
+        first = 2 if len(recorder.purposes) > 1 and "second roll" in recorder.purposes[1] else 1
+        rest = len(recorder.purposes) - first
+
+        def side(skip: int, take: int, key: str) -> dict[int, tuple[Fraction, tuple[tuple[int, ...], ...]]]:
+            def run_side(dice: PathDice) -> tuple[tuple[tuple[int, ...], ...], int]:
+                events, _attacker, _target = fight(_Segment(dice, skip, take))
+                blow = next(e for e in events if e["type"] in BLOWS)
+                return tuple(dice.faces), int(blow["data"][key])
+
+            found: dict[int, tuple[Fraction, tuple[tuple[int, ...], ...]]] = {}
+            for weight, (faces, kept) in enumerate_dice(run_side, group_sums=True, limit=ATTACK_PATHS):
+                known_weight, representative = found.get(kept, (Fraction(0), faces))
+                found[kept] = (known_weight + weight, representative)
+            return found
+
+        for ta, (wa, fa) in side(0, first, "attack").items():
+            for td, (wd, fd) in side(first, rest, "defence").items():
+                known_weight, representative = classes.get(ta - td, (Fraction(0), fa + fd))
+                classes[ta - td] = (known_weight + wa * wd, representative)
     # 2. the rest of the blow (damage die, coin) once per kind of blow and margin, after pools showing it
     paths: list[tuple[Fraction, tuple[bool, int, bool, int, bool]]] = []
     for weight, representative in classes.values():
@@ -124,11 +144,13 @@ class _Recorder:
 
     def __init__(self) -> None:
         self.pools: list[tuple[int, int]] = []
+        self.purposes: list[str] = []
         self.doubled = False
 
     def roll(self, count: int, sides: int, purpose: str, modifier: int = 0) -> Any:
         if not _PoolsOnly._after_pools(purpose) and count:
             self.pools.append((count, sides))
+            self.purposes.append(purpose)
             self.doubled = self.doubled or "second roll" in purpose
         return Roll(notation(count, sides, modifier), purpose, (1,) * count, modifier)
 
@@ -165,6 +187,31 @@ def _sum_ways(count: int, sides: int) -> dict[int, tuple[int, tuple[int, ...]]]:
 
 def _ways_total(ways: dict[int, tuple[int, tuple[int, ...]]]) -> tuple[dict[int, tuple[int, tuple[int, ...]]], int]:
     return ways, sum(n for n, _ in ways.values())
+
+
+class _Segment:
+    """Walks the pool rolls ``skip`` to ``skip + take`` of a path; every other die shows its lowest face."""
+
+    def __init__(self, path: PathDice, skip: int, take: int) -> None:
+        self.path, self.skip, self.take = path, skip, take
+        self.seen = 0
+
+    def roll(self, count: int, sides: int, purpose: str, modifier: int = 0) -> Any:
+        if count and not _PoolsOnly._after_pools(purpose):
+            index = self.seen
+            self.seen += 1
+            if self.skip <= index < self.skip + self.take:
+                return self.path.roll(count, sides, purpose, modifier)
+        return Roll(notation(count, sides, modifier), purpose, (1,) * count, modifier)
+
+    def randint(self, low: int, high: int, purpose: str) -> Any:
+        return Roll(f"{low}-{high}", purpose, (low,))
+
+    def integers(self, low: int, high: int, size: int, purpose: str) -> Any:
+        raise NotEnumerable("no mass rolls here")
+
+    def derive(self, label: str) -> _Segment:
+        return self
 
 
 #: the events that say what a blow did (each carries its margin)

@@ -40,7 +40,21 @@ def pool(count: int, sides: int) -> dict[int, Fraction]:
     return out
 
 
-def reference_attack(state: dict[str, Any], aid: str, tid: str, kind: str = "attack") -> dict[str, Fraction]:
+def kept(count: int, sides: int, luck: str) -> dict[int, Fraction]:
+    """A pool rolled once, or twice keeping the better (blessed) or the worse (cursed)."""
+    once = pool(count, sides)
+    if luck == "normal":
+        return once
+    out: dict[int, Fraction] = {}
+    for x, p in once.items():
+        for y, q in once.items():
+            k = max(x, y) if luck == "blessed" else min(x, y)
+            out[k] = out.get(k, Fraction(0)) + p * q
+    return out
+
+
+def reference_attack(state: dict[str, Any], aid: str, tid: str, kind: str = "attack",
+                     a_luck: str = "normal", d_luck: str = "normal") -> dict[str, Fraction]:
     a, t = state["combatants"][aid], state["combatants"][tid]
     a_bonus = max(0, (t["size"] - a["size"]) // 2)
     d_bonus = max(0, (a["size"] - t["size"]) // 2)
@@ -50,8 +64,8 @@ def reference_attack(state: dict[str, Any], aid: str, tid: str, kind: str = "att
         att_count, att_add, die, dm = a["focus"], a["launcher_attack"] + a_bonus, a["ammo_die"], 0
     protection = t["armour_protection"] if t["armour"] else 0
     out = {"hit": Fraction(0), "wound": Fraction(0), "defeat": Fraction(0), "e_wounds": Fraction(0)}
-    for at, p in pool(att_count, a["size"]).items():
-        for df, q in pool(t["speed"], t["size"]).items():
+    for at, p in kept(att_count, a["size"], a_luck).items():
+        for df, q in kept(t["speed"], t["size"], d_luck).items():
             a_total, d_total = at + att_add, df + t["shield_defence"] + d_bonus
             if a_total <= d_total:
                 continue
@@ -92,6 +106,16 @@ def test_melee_attack_exact_against_the_text(a_stats: dict[str, Any], b_stats: d
     assert got(answer["choices"][0]) == want
     dist = answer["choices"][0]["distributions"][0]
     assert sum(Fraction(v["fraction"]) for v in dist["values"]) == 1
+
+
+def test_blessed_and_cursed_pools_against_the_text() -> None:
+    state = battle(fighter("a", "A", 0, agility=3, weapon_luck="blessed"), fighter("b", "B", 1, speed=3, shield_luck="cursed"),
+                   blessings=True)
+    answer = BB.odds(state, GM, {"type": "attack", "combatant": "a", "target": "b"})
+    assert got(answer["choices"][0]) == reference_attack(state, "a", "b", a_luck="blessed", d_luck="cursed")
+    state = battle(fighter("a", "A", 0, agility=2, weapon_luck="cursed"), fighter("b", "B", 1, speed=2), blessings=True)
+    answer = BB.odds(state, GM, {"type": "attack", "combatant": "a", "target": "b"})
+    assert got(answer["choices"][0]) == reference_attack(state, "a", "b", a_luck="cursed")
 
 
 def test_wounds_already_taken_count_towards_defeat() -> None:
