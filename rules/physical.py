@@ -107,15 +107,17 @@ def settings(state: Mapping[str, Any]) -> dict[str, Any]:
     """The battle's physical-dice settings, defaults filled in."""
     raw = state.get("physical") if isinstance(state, Mapping) else None
     raw = raw if isinstance(raw, Mapping) else {}
-    mode = raw.get("mode") if raw.get("mode") in MODES else "board"
-    return {"mode": mode, "combatants": list(raw.get("combatants") or []), "pending": raw.get("pending")}
+    mode = raw.get("mode")
+    if mode not in MODES:  # until the GM changes something, the battle's option (every system keeps its options)
+        options = state.get("options") if isinstance(state, Mapping) else None
+        mode = options.get("who_rolls") if isinstance(options, Mapping) else None
+    return {"mode": mode if mode in MODES else "board", "combatants": list(raw.get("combatants") or []),
+            "pending": raw.get("pending")}
 
 
 def start(state: State, options: Mapping[str, Any]) -> State:
-    """A new battle's state with the option "who rolls" (nothing is added when the board rolls)."""
-    mode = options.get("who_rolls", "board")
-    if mode in MODES and mode != "board":
-        state["physical"] = {"mode": mode, "combatants": [], "pending": None}
+    """A new battle's state: unchanged, since every system keeps its options (``who_rolls`` among
+    them) in ``state["options"]``, which :func:`settings` reads until the GM changes something."""
     return state
 
 
@@ -377,17 +379,21 @@ COMMANDS = frozenset({"dice_enter", "dice_physical"})
 
 
 def replay_command(system: Any, before: State, declaration: Mapping[str, Any], viewer: Viewer, dice: DiceSource, *,
-                   board: Mapping[str, Any], board_dice: Any) -> tuple[State, list[dict[str, Any]]]:
-    """Re-apply one stored command as the service applied it, for replay and verification: typed faces
-    resume the pending declaration with ``board_dice(pending)`` (the board's dice of the command that
-    first asked), a switch changes one combatant, and a declaration in a battle with physical dice may
-    stop to wait (``board``: what that command kept, its version and seed mix)."""
+                   version: int, mix: str, make_dice: Any) -> tuple[State, list[dict[str, Any]]]:
+    """Re-apply one stored command as the service applied it, for replay and verification.
+
+    ``dice``: the command's own dice; ``version`` and ``mix``: its version and the client seeds' mix
+    before it; ``make_dice(mix, version)``: the board's dice of any command (rules.fair.command_dice).
+    Typed faces resume the pending declaration with the board's dice of the command that first asked,
+    a switch changes one combatant, and a declaration in a battle with physical dice may stop to wait."""
     kind = declaration.get("type")
+    board = {"version": version, "mix": mix or ""}
     if kind == "dice_enter":
         waiting = pending(before)
         if waiting is None:
             raise IllegalDeclaration("typed faces where no roll was due")
-        return resume(system, before, declaration["entry"], board_dice(waiting))
+        kept = waiting.get("board") or {}
+        return resume(system, before, declaration["entry"], make_dice(kept.get("mix", ""), int(kept.get("version", 0))))
     if kind == "dice_physical":
         return switch(before, declaration.get("combatant"), declaration.get("physical"))
     if active(before):

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rules import RulesError, Viewer, get_system
+from rules import physical as physical_dice
 from rules.core import event as make_event
 from rules.dice import commitment, mix_entropy
 from rules.fair import ENTROPY, command_dice, committed_event, ended_by_gm, entropy_event, with_reveal
@@ -133,7 +134,10 @@ def reapply(
         else:
             dice = command_dice(seed, current.mix, version, declaration, record=True)
             try:
-                state, events = system.apply(before, declaration, viewer_of(str(command.get("actor", ""))), dice)
+                # physical dice (H9): typed faces resume a waiting declaration, the GM's switch, a declaration that waits
+                state, events = physical_dice.replay_command(
+                    system, before, declaration, viewer_of(str(command.get("actor", ""))), dice, version=version, mix=current.mix,
+                    make_dice=lambda mix, v: command_dice(seed, mix, v, record=True))
             except RulesError as exc:
                 raise Mismatch(version, kind, f"the rules refuse this declaration now ({exc})") from None
             draws = dice.draws

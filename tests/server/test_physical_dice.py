@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from rules.physical import pending
 from tests.conftest import Table
 from webapp.sockets import CLIENT_EVENTS, EVENT_HANDLERS, PHYSICAL_DICE_EVENTS
 
@@ -159,4 +160,20 @@ def test_undo_goes_back_past_a_waiting_roll(table: Table) -> None:
     enter(alice, table, faces=[6])
     ack = gm.emit("undo", {"battle_id": table.battle_id}, callback=True)
     assert ack["ok"], ack
-    assert table.state["physical"]["pending"] is None and table.state["turn"] == 1
+    assert pending(table.state) is None and table.state["turn"] == 1
+
+
+def test_a_battle_with_typed_dice_replays_from_its_log(table: Table) -> None:
+    from webapp.replay import replay_battle
+
+    alice, bob, gm = table.alice(), table.bob(), table.gm()
+    choose(alice, table, "jharek", "attack")
+    choose(bob, table, "monster", "defend")
+    enter(alice, table, faces=[6])
+    enter(gm, table, board=True)
+    gm.emit("dice_physical", {"battle_id": table.battle_id, "combatant": "jharek", "physical": False}, callback=True)
+    enter(bob, table, faces=[1])
+    enter(bob, table, faces=[4])
+    assert table.state["physical"]["pending"] is None
+    report = replay_battle(table.service, table.battle_id)
+    assert report.ok, report.mismatches
