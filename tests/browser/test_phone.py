@@ -59,6 +59,16 @@ def gm_steps_until_declarations(gm: Any, phone: Any) -> None:
     raise AssertionError("the phone was never asked to declare")
 
 
+def check_actions_on_top(phone: Any, system: str) -> None:
+    """Every visible action button lies within the first 667 px of the page and is big enough for a thumb."""
+    boxes = phone.evaluate(ACTION_BOXES)
+    assert boxes, f"{system}: no action button on the player's turn"
+    low = [b for b in boxes if b["bottom"] > 667]
+    assert not low, f"{system}: action buttons below the first 667 px: {low}"
+    small = [b for b in boxes if b["height"] < 44]
+    assert not small, f"{system}: action buttons too small for a thumb: {small}"
+
+
 def reach_the_players_turn(system: str, gm: Any, phone: Any) -> None:
     if system == "adnd":
         gm_steps_until_declarations(gm, phone)
@@ -94,18 +104,24 @@ def test_the_players_turn_fits_the_first_screen(browser: Any, live_server: LiveS
         phone.wait_for_timeout(300)  # the dice and bars settle
         phone.screenshot(path=str(shots / f"phone-{system}-turn.png"))
         phone.screenshot(path=str(shots / f"phone-{system}-turn-full.png"), full_page=True)
-        phone.screenshot(path=f"/tmp/h4-phone-{system}.png", full_page=True)
-        boxes = phone.evaluate(ACTION_BOXES)
-        assert boxes, f"{system}: no action button on the player's turn"
-        low = [b for b in boxes if b["bottom"] > 667]
-        assert not low, f"{system}: action buttons below the first 667 px: {low}"
-        small = [b for b in boxes if b["height"] < 44]
-        assert not small, f"{system}: action buttons too small for a thumb: {small}"
+        check_actions_on_top(phone, system)
         # the player's own numbers are up there too, when the system shows them apart
         mine = phone.evaluate("""() => [...document.querySelectorAll('#due-now [data-region~=mine]')]
             .map((e) => e.getBoundingClientRect().bottom + scrollY)""")
         assert all(bottom <= 667 for bottom in mine), f"{system}: own numbers below the first screen: {mine}"
         assert phone.evaluate("document.documentElement.scrollWidth") <= 375, f"{system}: the phone scrolls sideways"
+        if system == "adnd":
+            # with an action and its target picked (more fields open), Declare is still in reach
+            for kind in ("melee", "charge", "move"):
+                if phone.locator(f"[data-testid=kind-{kind}]").count():
+                    phone.click(f"[data-testid=kind-{kind}]")
+                    break
+            if phone.locator("[data-testid=declare-form] [data-testid^=target-c]").count():
+                phone.locator("[data-testid=declare-form] [data-testid^=target-c]").first.click()
+            phone.evaluate("window.scrollTo(0, 0)")
+            phone.wait_for_timeout(200)
+            phone.screenshot(path=str(shots / "phone-adnd-action-picked.png"))
+            check_actions_on_top(phone, system)
         gm.screenshot(path=str(shots / f"gm-{system}-phone-turn.png"))
         assert not errors, errors
     finally:
