@@ -252,6 +252,9 @@ async function renderExtras(payload) {
   if (role !== "gm") return;
   const pair = els.pairPanel ? await loadExtra("pair", "pair-panel.js", "renderPairPanel") : false;
   if (pair) { try { pair(els.pairPanel, payload, ctxBase()); } catch (err) { console.error(err); } }
+  // the pairing panel brings its own "Open on the TV" link: ours is the fallback while it is absent
+  const fallback = document.querySelector(".join-tv-fallback");
+  if (fallback) fallback.hidden = !!(els.pairPanel && els.pairPanel.querySelector("[data-testid=open-on-tv]"));
   const map = els.mapPanel ? await loadExtra("map", "map-panel.js", "renderMapPanel") : false;
   if (map) { try { map(els.mapPanel, payload, ctxBase()); } catch (err) { console.error(err); } }
 }
