@@ -139,6 +139,7 @@ const conn = connect({
     await loadRenderer();
     renderBoard(true);
     renderAround();
+    import(`${staticRoot}js/replay-link.js`).then((m) => m.mountDisplayReplayLink(els.join.parentElement, body.dataset.table, state.battleId, state.status)).catch(() => {}); // a shared battle's replay (H10)
     if (els.details) {
       await loadDetails();
       renderDetails();

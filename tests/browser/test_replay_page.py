@@ -294,3 +294,30 @@ def test_the_replay_works_on_a_phone(browser: Any, live_server: LiveServer, shot
         assert not errors, errors
     finally:
         context.close()
+
+
+def test_the_table_display_links_a_shared_battles_replay(browser: Any, live_server: LiveServer, shots: Path) -> None:
+    """After the battle ends, the TV shows the replay's address and QR code, once the GM shared it."""
+    slug, _gm_token, battle_id, _versions = play_duel(live_server)
+    context = browser.new_context(viewport={"width": 1920, "height": 1080})
+    page = context.new_page()
+    try:
+        page.goto(f"{live_server.url}/t/{slug}/display")
+        page.wait_for_selector("[data-testid=board] [data-testid=combatant-jharek]")
+        page.wait_for_timeout(800)
+        assert not page.is_visible("[data-testid=display-replay-link]"), "not shared: no replay link on the TV"
+        assert share(live_server, battle_id)
+        page.reload()
+        link = page.wait_for_selector("[data-testid=display-replay-link]")
+        assert (link.get_attribute("href") or "").endswith(f"/t/{slug}/battles/{battle_id}/replay")
+        assert page.is_visible("[data-testid=replay-corner] img.d-join-qr")
+        page.wait_for_timeout(600)
+        page.screenshot(path=str(shots / "display-replay-corner.png"))
+        # the public follows it from the TV to the replay
+        phone = browser.new_context(viewport=PHONE).new_page()
+        phone.goto(link.get_attribute("href") or "")
+        phone.wait_for_selector("[data-testid=replay][data-state=ready]")
+        assert phone.get_attribute("[data-testid=replay-role]", "data-role") == "spectator"
+        phone.context.close()
+    finally:
+        context.close()
