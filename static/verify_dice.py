@@ -1,5 +1,5 @@
 """Re-derive every die of an exported Battleboard battle: python3 verify_dice.py battle.json (standard library only)."""
-import hashlib, json, random, sys  # noqa: E401
+import hashlib, json, random, sys  # noqa: E401, I001
 
 doc = json.load(open(sys.argv[1], encoding="utf-8"))
 d = doc["dice"]

@@ -174,8 +174,6 @@ def import_document(service: BattleService, doc: dict[str, Any], *, library: Any
     the table and the battle's id. The document is verified first; nothing is written if it fails."""
     _need(doc["battle"].get("status") == "ended" and isinstance(doc["dice"].get("seed"), str),
           "only a finished battle can be imported (this one has not ended: its dice seed is not revealed)")
-    for ev in doc["events"]:
-        ev.pop("undone", None)
     verdict = verify_document(doc)
     _need(verdict.ok, f"the battle does not verify, nothing was imported: {verdict.message}")
     system = get_system(doc["system"]["id"])
