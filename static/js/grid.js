@@ -71,7 +71,9 @@ export function renderGrid(container, spec) {
   const svg = s("svg", {
     class: `grid${spec.zoomable ? " zoomable" : ""}`,
     viewBox: `${v.x * cell} ${v.y * cell} ${v.width * cell} ${v.height * cell}`,
-    role: "img", "aria-label": "battle grid", dataset: { testid: "grid" },
+    // a picture when nothing in it can be used; a group when its tokens take taps and keys (axe:
+    // an image may not hold focusable parts)
+    role: spec.onTokenClick || spec.onCellClick || spec.onDrop ? "group" : "img", "aria-label": "battle grid", dataset: { testid: "grid" },
   });
   const sides = [...new Set((spec.tokens || []).map((t) => t.side))].sort();
 
