@@ -204,6 +204,20 @@ def test_the_spectator_link_shows_the_same_display_on_a_phone(browser: Any, live
         assert page.evaluate("document.documentElement.scrollWidth") <= 375, "the spectator page scrolls sideways on a phone"
         assert page.locator("[data-testid=board] [data-testid=token]").count() == 4
         page.screenshot(path=str(shots / "watch-eclipse-phase-phone.png"), full_page=True)
+        # the spectator zooms in with the wheel (a pinch on the phone) and drags the board along
+        view_box = "() => document.querySelector('[data-testid=board] svg').getAttribute('viewBox').split(' ').map(Number)"
+        before = page.evaluate(view_box)
+        box = page.locator("[data-testid=board] svg").bounding_box()
+        assert box
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.mouse.wheel(0, -300)
+        zoomed = page.evaluate(view_box)
+        assert zoomed[2] < before[2], f"the wheel did not zoom: {before} -> {zoomed}"
+        page.mouse.down()
+        page.mouse.move(box["x"] + box["width"] / 2 + 60, box["y"] + box["height"] / 2, steps=6)
+        page.mouse.up()
+        panned = page.evaluate(view_box)
+        assert panned[0] < zoomed[0] and panned[2] == zoomed[2], f"the drag did not pan: {zoomed} -> {panned}"
         assert GM_NOTE not in spy.text() and gm_token not in spy.text()
         assert json.dumps(GM_NOTE) not in page.content()
     finally:
