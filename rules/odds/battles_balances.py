@@ -127,8 +127,9 @@ def attack_paths(known: Mapping[str, Any], kind: str, attacker_id: str, target_i
                 found[kept] = (known_weight + weight, representative)
             return found
 
-        for ta, (wa, fa) in side(0, first, "attack").items():
-            for td, (wd, fd) in side(first, rest, "defence").items():
+        attack_side, defence_side = side(0, first, "attack"), side(first, rest, "defence")
+        for ta, (wa, fa) in attack_side.items():
+            for td, (wd, fd) in defence_side.items():
                 known_weight, representative = classes.get(ta - td, (Fraction(0), fa + fd))
                 classes[ta - td] = (known_weight + wa * wd, representative)
     # 2. the rest of the blow (damage die, coin) once per kind of blow and margin, after pools showing it

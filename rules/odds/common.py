@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any, TypeVar
 
 from ..dice import Roll, notation
@@ -49,6 +50,7 @@ def check_span(count: int, sides: int) -> None:
         raise NotEnumerable(f"{count}d{sides} has too many totals to work out the odds exactly in time")
 
 
+@lru_cache(maxsize=512)
 def _sum_choices(count: int, sides: int) -> list[tuple[tuple[int, ...], Fraction]]:
     """Each possible total of ``count`` dice of ``sides`` with its probability and one set of faces showing it."""
     check_span(count, sides)

@@ -13,7 +13,8 @@ of one answer (target: p99 under 100 ms):
 - Eclipse Phase: one attack as the attack builder sends it (single shot, burst, full automatic with
   extra damage dice, melee with two defences), answered in full (as the GM sees it), and one asked by
   a player who may not see the target's numbers;
-- Battles&Balances: one attack or shot, with pools up to 5d12, and one GM check and contest;
+- Battles&Balances: one attack or shot, with pools up to 5d12, a blessed 3d8 against a cursed shield,
+  and one GM check and contest;
 - AD&D: one melee attack of several blows with the chance to slay, and a charge.
 
 Olympia: 1,000 simulated battles of 1,000 men a side, fought to the end from the deployment (target:
@@ -115,6 +116,12 @@ def battles_balances() -> list[Callable[[], Any]]:
     foe = {**big, "name": "Other giant", "id": "h", "side": "B", "x": 1}
     state, _ = bb.setup([big, foe], {}, ScriptedDice([]))
     questions.append(lambda s=state: bb.odds(s, GM, {"type": "attack", "combatant": "g", "target": "h"}))
+    # with blessings on: a blessed weapon (3d8 rolled twice, the better kept) against a cursed shield
+    lucky = {"name": "Lucky", "id": "l", "side": "A", "x": 0, "y": 0, "size": 8, "agility": 3, "speed": 3, "stamina": 3,
+             "weapon": "Sword", "weapon_attack": 1, "weapon_die": 8, "weapon_luck": "blessed"}
+    unlucky = {**lucky, "name": "Unlucky", "id": "u", "side": "B", "x": 1, "weapon_luck": "normal", "shield_luck": "cursed"}
+    blessed, _ = bb.setup([lucky, unlucky], {"blessings": True}, ScriptedDice([]))
+    questions.append(lambda s=blessed: bb.odds(s, GM, {"type": "attack", "combatant": "l", "target": "u"}))
     questions.append(lambda s=state: bb.odds(s, GM, {"type": "check", "combatant": "g", "attribute": "muscle", "difficulty": "difficult"}))
     questions.append(lambda s=state: bb.odds(s, GM, {"type": "contest", "a_combatant": "g", "a_attribute": "muscle", "b_combatant": "h", "b_attribute": "speed"}))
     return questions
