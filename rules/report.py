@@ -57,7 +57,7 @@ KEY_TYPES = frozenset({
     "battle.started", "battle.ended", "combatant.defeated", "combatant.killed", "combatant.incapacitated",
     "combatant.fled", "combatant.surrendered", "combatant.recovered", "escape.succeeded", "side.broke",
     "structure.destroyed", "prisoner.taken", "armour.destroyed", "weapon.destroyed", "weapon.lost",
-    "encounter.resolved", "charge.arrived",
+    "encounter.resolved", "charge.arrived", "noble.killed", "noble.wounded",
 })
 #: more of them where a battle has few events (a duel: every wound counts)
 EXTRA_KEY_TYPES: dict[str, frozenset[str]] = {

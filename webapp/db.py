@@ -113,6 +113,7 @@ ADDED_COLUMNS = (
     ("roster", "library", "VARCHAR(64) NOT NULL DEFAULT 'shared'"),
     ("game_table", "display", "JSON"),
     ("game_table", "board", "JSON"),
+    ("game_table", "roster_id", "INTEGER"),
     ("battle", "mix", "VARCHAR(64) NOT NULL DEFAULT ''"),
     ("battle", "setup", "JSON"),
     ("battle", "shareable", "BOOLEAN NOT NULL DEFAULT FALSE"),

@@ -44,6 +44,10 @@ class GameTable(SQLModel, table=True):
     #: the board under the grid: ``{"map", "tokens", "blocked"}`` (None until the GM sets one; see
     #: :func:`webapp.service.board_settings`)
     board: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
+    #: the saved roster the lineup was loaded from (or last saved as): survivors may be written back
+    #: over it (None: a lineup built by hand, or mixed from several rosters). A plain number, no
+    #: foreign key: deleting the roster leaves it pointing nowhere, which the service reads as None
+    roster_id: int | None = Field(default=None)
 
 
 class Seat(SQLModel, table=True):

@@ -206,10 +206,11 @@ def render_html(report: dict[str, Any], *, standalone: bool = False) -> str:
     its stylesheet inside (the command line writes it; the served page links its stylesheet, CSP)."""
     from flask import current_app, render_template
 
-    css = ""
-    if standalone:
+    page = render_template("report.html", report=with_charts(report), standalone=standalone)
+    if standalone:  # our own stylesheet, put in after the template escaped everything else
         css = (Path(current_app.static_folder or "") / "css" / "report.css").read_text(encoding="utf-8")
-    return render_template("report.html", report=with_charts(report), standalone=standalone, standalone_css=css)
+        page = page.replace("<!-- report stylesheet -->", f"<style>\n{css}</style>", 1)
+    return page
 
 
 def _cell(text: Any) -> str:

@@ -502,6 +502,8 @@ class BattleService:
                 if entry.get("id") in looks:  # the token's colour and portrait travel with it
                     stats["_token"] = looks[entry["id"]]
                 s.add(RosterCombatant(roster_id=roster.id, position=position, name=entry["name"], stats=stats))
+            table.roster_id = roster.id  # the lineup is now this roster's: survivors may go back into it
+            s.add(table)
             s.commit()
             s.refresh(roster)
             return roster
@@ -539,10 +541,68 @@ class BattleService:
                 if isinstance(look, dict):
                     board["tokens"][entry["id"]] = look
             table.board = board
+            # where the lineup came from (survivors go back there); a lineup mixed from two is nobody's
+            table.roster_id = roster.id if not append or not [e for e in lineup if e not in entries] else None
             s.add(table)
             s.commit()
             s.refresh(table)
             return table
+
+    def save_survivors(self, table_id: int, battle_id: Any, *, roster_id: Any = None, name: Any = None,
+                       load: bool = True) -> tuple[Roster, list[dict[str, Any]], list[str]]:
+        """Write the survivors of a finished battle into a roster of the table's library: a new one
+        (``name``) or over an existing one (``roster_id``, usually the one the lineup came from), with
+        each survivor's state at the end (:func:`rules.carry_over.carry_over`). ``load``: the table's
+        lineup becomes the survivors too, so the next battle starts where this one stopped. Returns the
+        roster, the survivors' lineup entries and the names left out (the dead)."""
+        from rules.carry_over import carry_over
+
+        if (roster_id is None) == (name is None):
+            raise InvalidDeclaration("say where the survivors go: a new roster's name, or the roster_id to write over")
+        battle = self.battle(battle_id)
+        if battle.table_id != table_id:
+            raise NotPermitted("that battle is not at your table")
+        if battle.status != "ended":
+            raise IllegalDeclaration("the battle is still running: end it first, then write its survivors back")
+        roster_name = clean_name(name, "roster name", 80) if name is not None else None
+        if roster_id is not None:
+            if not isinstance(roster_id, int) or isinstance(roster_id, bool):
+                raise InvalidDeclaration("roster_id must be a number")
+            roster_id = clean_id(roster_id, "roster_id")
+        with self.session() as s:
+            table = self._get_table(s, table_id)
+            system = get_system(table.system_id)
+            if system.id != battle.system_id:
+                raise IllegalDeclaration("this table now plays another rule system")
+            with rules_guard("carry-over"):
+                entries, left_out = carry_over(battle.state, [dict(e) for e in table.lineup])
+                entries = system.validate_draft(entries)
+            if not entries:
+                raise IllegalDeclaration("nobody survived the battle: there is no one to write back")
+            if roster_id is not None:
+                roster = self._library_roster(s, table, roster_id)
+                if roster.system_id != table.system_id:
+                    raise IllegalDeclaration("that roster belongs to another rule system")
+                for member in s.exec(select(RosterCombatant).where(RosterCombatant.roster_id == roster.id)):
+                    s.delete(member)
+                s.flush()
+            else:
+                roster = Roster(name=roster_name or "", system_id=table.system_id, library=table.library)
+                s.add(roster)
+                s.flush()
+            looks = board_settings(table.board)["tokens"]
+            for position, entry in enumerate(entries):
+                stats = {k: v for k, v in entry.items() if k != "seat"}
+                if entry.get("id") in looks:
+                    stats["_token"] = looks[entry["id"]]
+                s.add(RosterCombatant(roster_id=roster.id, position=position, name=entry["name"], stats=stats))
+            if load:
+                table.lineup = entries
+                table.roster_id = roster.id
+                s.add(table)
+            s.commit()
+            s.refresh(roster)
+            return roster, entries, left_out
 
     def delete_roster(self, table_id: int, roster_id: Any) -> None:
         if not isinstance(roster_id, int) or isinstance(roster_id, bool):

@@ -112,6 +112,8 @@ class Hub:
                 },
                 presets=system.presets(),
                 rosters=self.service.rosters(system.id, table.library),
+                # the roster the lineup came from (survivors may be written back over it), or None
+                roster_id=getattr(table, "roster_id", None),
                 screens=[
                     {"id": screen.public_id, "label": screen.label, "paired_at": screen.paired_at.isoformat() if screen.paired_at else None}
                     for screen in self.service.screens_of(table.id)
@@ -647,3 +649,25 @@ def on_dice_physical(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dic
 #: physical dice: dice_enter for a seat's roller or the GM, dice_physical for the GM only; kept out of
 #: CLIENT_EVENTS (whose test lists a case per GM event), like the odds
 PHYSICAL_DICE_EVENTS = ("dice_enter", "dice_physical")
+
+
+# --- survivors carry on (issue 18 §5) -------------------------------------------------------------
+@handler("survivors_save", gm_only=True)
+def on_survivors_save(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, Any]:
+    """``{battle_id, roster_id?: int, name?: str, load?: bool}``: write the survivors of a finished
+    battle into a new roster (``name``) or over one of the library (``roster_id``); the lineup becomes
+    the survivors unless ``load`` is false."""
+    battle_id = _battle_id(hub, conn, payload)
+    load = payload.get("load", True)
+    if not isinstance(load, bool):
+        raise InvalidDeclaration("load must be true or false")
+    roster, entries, left_out = hub.service.save_survivors(
+        conn.table_id, battle_id, roster_id=payload.get("roster_id"), name=payload.get("name"), load=load
+    )
+    hub.broadcast_table(conn.table_id)
+    return {"roster_id": roster.id, "name": roster.name, "survivors": [e["name"] for e in entries], "left_out": left_out}
+
+
+#: the GM's survivors event: kept out of CLIENT_EVENTS (whose test lists a case per GM event), like
+#: the display's; tests/server/test_survivors.py checks its roles and payloads
+SURVIVOR_EVENTS = ("survivors_save",)
