@@ -116,9 +116,15 @@ function eventsUpTo(i) {
   return out;
 }
 
+// On a phone the renderers lay the board out as on the spectator's screen ("watch": the grid takes
+// its own shape and pinch-zooms); on a wide screen the board has a fixed box beside the step's words,
+// and the grid is fitted into it (any mode but "watch" and "display" fits the box at spectator sizes).
+const wide = window.matchMedia("(min-width: 1000px)");
+function boardMode() { return wide.matches ? "replay" : "watch"; }
+
 function ctxFor(i, fresh) {
   return {
-    kit, ui, grid, mode: "watch",
+    kit, ui, grid, mode: boardMode(),
     table: data.table,
     events: eventsUpTo(i),
     fresh,
@@ -142,6 +148,7 @@ function show(i) {
   els.stage.dataset.version = String(step.v);
   els.stage.dataset.undone = step.undone ? "true" : "false";
   els.board.dataset.version = String(step.v);
+  if (wide.matches) els.board.style.removeProperty("height"); // a phone's grid-shaped height, after a resize
   try {
     renderer.render(els.board, step.view, ctxFor(index, fresh));
   } catch (err) {
@@ -274,6 +281,7 @@ window.addEventListener("resize", () => {
   clearTimeout(resizeTimer);
   resizeTimer = setTimeout(() => {
     if (!data) return;
+    if (wide.matches) els.board.style.removeProperty("height");
     try { renderer.render(els.board, data.steps[index].view, ctxFor(index, false)); } catch (err) { console.error(err); }
   }, 150);
 });

@@ -321,3 +321,61 @@ def test_the_table_display_links_a_shared_battles_replay(browser: Any, live_serv
         phone.context.close()
     finally:
         context.close()
+
+
+def play_random(server: LiveServer, system_id: str) -> tuple[str, str, int, int]:
+    """A battle of a grid system: declarations the rules offer the GM, drawn at random, then the end."""
+    import random
+
+    from rules import RulesError
+    from tests.server import test_leaks as leaks
+
+    service = service_for(server)
+    system = get_system(system_id)
+    table = service.create_table(f"Replay {system.name}", system_id)
+    _, one = service.join(table.join_code, "One")
+    _, two = service.join(table.join_code, "Two")
+    service.set_lineup(table.id, leaks.lineup_for(system, [one.public_id, two.public_id]))
+    battle_id = service.start_battle(table.id, seed=f"replay-{system_id}").battle_id
+    rng = random.Random(system_id)
+    accepted = 0
+    for attempt in range(80):
+        battle = service.battle(battle_id)
+        if battle.status == "ended" or accepted >= 10:
+            break
+        legal = system.view_for(battle.state, Viewer.gm()).get("legal") or []
+        if not legal:
+            break
+        try:
+            service.declare(battle_id, Viewer.gm(), leaks.declaration_from(rng.choice(legal), rng), msg_id=f"r{attempt}")
+            accepted += 1
+        except RulesError:
+            pass
+    if service.battle(battle_id).status != "ended":
+        service.end_battle(battle_id, Viewer.gm())
+    versions = service.battle(battle_id).version
+    service.engine.dispose()
+    return table.slug, table.gm_token, battle_id, versions
+
+
+@pytest.mark.parametrize("system_id", ["eclipse-phase", "adnd", "battles-and-balances"])
+def test_the_grid_systems_replay_on_the_displays_grid(browser: Any, live_server: LiveServer, shots: Path, system_id: str) -> None:
+    slug, gm_token, battle_id, versions = play_random(live_server, system_id)
+    assert versions >= 3
+    context, page, errors = open_replay(browser, live_server, slug, gm_token, battle_id, DESKTOP)
+    try:
+        page.wait_for_selector("[data-testid=board] svg [data-testid=token]")
+        assert page.locator("[data-testid=board] [data-testid=token]").count() == 4
+        page.locator("body").focus()
+        page.keyboard.press("ArrowRight")
+        page.keyboard.press("ArrowRight")
+        assert at(page)[0] == 2
+        page.wait_for_timeout(400)
+        page.screenshot(path=str(shots / f"replay-{system_id}-desktop.png"))
+        page.keyboard.press("End")
+        assert at(page) == (versions - 1, versions)
+        assert "ended" in page.inner_text("[data-testid=log]").lower() or "over" in page.inner_text("[data-testid=log]").lower()
+        no_overflow(page, system_id)
+        assert not errors, errors
+    finally:
+        context.close()

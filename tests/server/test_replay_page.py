@@ -10,16 +10,18 @@ included. A running battle and a battle the GM has not shared refuse the public.
 from __future__ import annotations
 
 import json
+import random
 from typing import Any
 
 import pytest
 from sqlmodel import col, select
 
-from rules import Viewer, get_system
+from rules import RulesError, Viewer, available_systems, get_system
 from rules.core import may_see
 from tests.conftest import Table, duel_lineup
+from tests.server import test_leaks as leaks
 from webapp import replay_view
-from webapp.models import BattleEvent, BattleSnapshot
+from webapp.models import Battle, BattleEvent, BattleSnapshot
 from webapp.sockets import EVENT_HANDLERS
 
 SEED = "replay-page-seed-4b1e"
@@ -206,3 +208,57 @@ def test_socket_clients_still_work_after_a_replay_read(computer_duel: Table) -> 
     before = (duel.version, len(stored(duel)[1]))
     gm_browser(duel).get(url(duel))
     assert (duel.version, len(stored(duel)[1])) == before
+
+
+# --- every system: the public replay is the spectator's, the GM's has every event ---------------
+@pytest.mark.parametrize("system_id", [system.id for system in available_systems()])
+def test_every_systems_replay_keeps_hidden_events_from_the_public(app: Any, system_id: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    service = app.extensions["battleboard"].service
+    system = get_system(system_id)
+    table = service.create_table("Replay of every system", system_id)
+    _, one = service.join(table.join_code, "One")
+    _, two = service.join(table.join_code, "Two")
+    service.set_lineup(table.id, leaks.lineup_for(system, [one.public_id, two.public_id]))
+    battle_id = service.start_battle(table.id, seed=f"{SEED}-{system_id}").battle_id
+    rng = random.Random(system_id)
+    accepted = 0
+    for attempt in range(80):
+        battle = service.battle(battle_id)
+        if battle.status == "ended" or accepted >= 14:
+            break
+        legal = system.view_for(battle.state, Viewer.gm()).get("legal") or []
+        if not legal:
+            break
+        try:
+            service.declare(battle_id, Viewer.gm(), leaks.declaration_from(rng.choice(legal), rng), msg_id=f"r{attempt}")
+            accepted += 1
+        except RulesError:
+            pass
+    assert accepted >= 1
+    if service.battle(battle_id).status != "ended":
+        service.end_battle(battle_id, Viewer.gm())
+    duel = type("T", (), {"table": table, "battle_id": battle_id})()
+    if hasattr(Battle, "shareable"):
+        service.set_shareable(battle_id, table.id, True)
+    else:
+        monkeypatch.setattr(replay_view, "is_shareable", lambda battle: True)
+    public = app.test_client().get(url(duel))
+    assert public.status_code == 200, public.get_data(as_text=True)
+    body = public.get_json()
+    text = public.get_data(as_text=True)
+    with service.session() as s:
+        snaps = {snap.version: snap.state for snap in s.exec(select(BattleSnapshot).where(BattleSnapshot.battle_id == battle_id))}
+        log = list(s.exec(select(BattleEvent).where(BattleEvent.battle_id == battle_id)))
+    spectator = Viewer.spectator()
+    for step in body["steps"]:
+        assert step["view"] == json.loads(json.dumps(system.view_for(snaps[step["v"]], spectator)))
+    public_texts = {e.payload.get("text") for e in log if may_see(e.visibility, spectator, snaps[e.version])}
+    for e in log:
+        if not may_see(e.visibility, spectator, snaps[e.version]) and e.payload.get("text") not in public_texts:
+            assert json.dumps(e.payload["text"])[1:-1] not in text, (system_id, e.visibility, e.payload["text"])
+    assert all("visibility" not in e for step in body["steps"] for e in step["events"])
+    # the GM's replay: every event of the log
+    gm = app.test_client()
+    assert gm.get(f"/t/{table.slug}/gm?key={table.gm_token}").status_code == 302
+    gm_body = gm.get(url(duel)).get_json()
+    assert sum(len(step["events"]) for step in gm_body["steps"]) == len(log)
