@@ -3,6 +3,7 @@
 
 import { h, replace, button } from "./ui.js";
 import { replayLink } from "./replay-link.js";
+import { survivorsPanel } from "./survivors-button.js";
 
 let editing = null; // index of the lineup entry being edited, "new", {preset}, or null
 let latest = null;
@@ -44,6 +45,7 @@ export function renderControls(root, table, state, ctx) {
       state.view ? button("Restart", () => { if (confirm("Start the battle again from the lineup?")) send("battle_restart"); }, { class: "big", dataset: { testid: "restart-battle" } }) : null,
     ),
     replayLink(table, state),
+    survivorsPanel(table, state, ctx),
     running && combatants.length ? h("details", { class: "assignments", open: assignmentsOpen },
       h("summary", {}, h("h3", {}, "Who plays whom")),
       combatants.map(([id, c]) => h("label", { class: "assign-row" }, h("span", {}, c.name),
