@@ -364,8 +364,8 @@ def test_a_map_lies_under_the_grid_with_blocked_squares_and_token_colours(browse
         geometry = page.evaluate("""() => { const m = document.querySelector('[data-testid=grid-map]');
             return ['x', 'y', 'width', 'height'].map((k) => Number(m.getAttribute(k))); }""")
         assert geometry == [-50, -20, 2000, 1600]
-        loaded = page.evaluate("""(url) => performance.getEntriesByType('resource').some((e) => e.name.endsWith(url))""", f"/img/{digest}.png")
-        assert loaded, "the map image was not fetched"
+        page.wait_for_function("""(url) => performance.getEntriesByType('resource').some((e) => e.name.endsWith(url))""",
+                               arg=f"/img/{digest}.png", timeout=10_000)  # the map image is fetched
         drawn = sorted(page.evaluate("""() => [...document.querySelectorAll('[data-testid=board] [data-testid=blocked]')]
             .map((r) => [Number(r.dataset.x), Number(r.dataset.y)])"""))
         assert drawn == sorted(blocked)
