@@ -3,11 +3,13 @@ import hashlib, json, random, sys  # noqa: E401, I001
 
 doc = json.load(open(sys.argv[1], encoding="utf-8"))
 d = doc["dice"]
-seed, h = d["seed"], lambda text: hashlib.sha256(text.encode()).hexdigest()
-if seed is None or h(seed) != d["commitment"]:
-    sys.exit("FAIL: the seed is missing or does not match the commitment " + d["commitment"])
+h = lambda text: hashlib.sha256(text.encode()).hexdigest()  # noqa: E731
+for epoch in d["seeds"]:  # the seed committed at the start, and a new one after each end the GM took back
+    if epoch["seed"] is None or h(epoch["seed"]) != epoch["commitment"]:
+        sys.exit(f"FAIL: the seed from version {epoch['version']} is missing or does not match its commitment")
 checked = 0
 for entry in d["draws"]:
+    seed = [e["seed"] for e in d["seeds"] if e["version"] <= entry["version"]][-1]
     mix = ""
     for c in d["client_seeds"]:  # every client seed received before this version, in order
         if c["version"] < entry["version"]:
@@ -32,4 +34,4 @@ for entry in d["draws"]:
         if got != want:
             sys.exit(f"FAIL at version {entry['version']}: the seed gives {got}, the file says {want}")
         checked += len(want) if "faces" in draw else draw["size"]
-print(f"OK: commitment matches the seed; {checked} dice of {len(d['draws'])} commands re-derived")
+print(f"OK: {len(d['seeds'])} commitment(s) match their seeds; {checked} dice of {len(d['draws'])} commands re-derived")

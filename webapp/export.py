@@ -35,7 +35,7 @@ from .models import (
 )
 from .service import BattleService, _join_code, _token
 from .store import event_rows
-from .verify import Mismatch, reapply, undone_versions, verify_document
+from .verify import Mismatch, reapply, seed_epochs, undone_versions, verify_document
 
 FORMAT = "battleboard-battle"
 SCHEMA_VERSION = 1
@@ -76,10 +76,13 @@ def export_battle(service: BattleService, battle_id: int) -> dict[str, Any]:
     for command in commands:
         command["undone"] = command["version"] in undone
     ended = battle.status == "ended"
+    epochs = seed_epochs(by_version, battle.seed)
+    seeds = [{"version": v, "commitment": commitment(seed), "seed": seed if ended or seed != battle.seed else None}
+             for v, seed in sorted(epochs.items())]
     draws: list[dict[str, Any]] = []
     if ended:  # every die drawn, version by version, as the seed gives them
         try:
-            for step in reapply(battle.system_id, battle.seed, battle.setup, first.state if first else {}, commands):
+            for step in reapply(battle.system_id, epochs, battle.setup, first.state if first else {}, commands):
                 if step.draws:
                     draws.append({"version": step.version, "draws": step.draws})
         except (Mismatch, RulesError):
@@ -101,8 +104,9 @@ def export_battle(service: BattleService, battle_id: int) -> dict[str, Any]:
         "final_state": battle.state,
         "dice": {
             "algorithm": ALGORITHM,
-            "commitment": commitment(battle.seed),
-            "seed": battle.seed if ended else None,
+            "commitment": seeds[0]["commitment"],
+            "seed": seeds[0]["seed"],
+            "seeds": seeds,
             "client_seeds": [{"version": c["version"], "seat": c["declaration"].get("seat"), "client_seed": c["declaration"].get("client_seed")}
                              for c in commands if c["declaration"].get("type") == ENTROPY],
             "draws": draws,
@@ -165,6 +169,9 @@ def check_shape(doc: Any) -> None:
     _need(dice.get("algorithm") == ALGORITHM, f"the file's dice use {dice.get('algorithm')!r}, not {ALGORITHM!r}")
     _need(isinstance(dice.get("commitment"), str) and len(dice["commitment"]) == 64, "the file has no commitment")
     _need(dice.get("seed") is None or isinstance(dice.get("seed"), str), "the file's seed is not text")
+    _need(isinstance(dice.get("seeds"), list) and bool(dice["seeds"]) and all(
+        isinstance(e, dict) and isinstance(e.get("version"), int) and isinstance(e.get("commitment"), str)
+        and (e.get("seed") is None or isinstance(e.get("seed"), str)) for e in dice["seeds"]), "the file lacks its list of seeds")
     _need(isinstance(dice.get("client_seeds"), list) and isinstance(dice.get("draws"), list), "the file lacks its client seeds or draws")
 
 
@@ -172,7 +179,7 @@ def check_shape(doc: Any) -> None:
 def import_document(service: BattleService, doc: dict[str, Any], *, library: Any = None) -> tuple[GameTable, int]:
     """Load a checked document as a finished battle of a new table (whose GM is whoever imported it):
     the table and the battle's id. The document is verified first; nothing is written if it fails."""
-    _need(doc["battle"].get("status") == "ended" and isinstance(doc["dice"].get("seed"), str),
+    _need(doc["battle"].get("status") == "ended" and all(isinstance(e["seed"], str) for e in doc["dice"]["seeds"]),
           "only a finished battle can be imported (this one has not ended: its dice seed is not revealed)")
     verdict = verify_document(doc)
     _need(verdict.ok, f"the battle does not verify, nothing was imported: {verdict.message}")
@@ -202,7 +209,7 @@ def import_document(service: BattleService, doc: dict[str, Any], *, library: Any
                 break
             except Exception:  # a slug or join code taken: draw again
                 s.rollback()
-        battle = Battle(table_id=table.id, system_id=system.id, version=final.version, state=final.state, seed=doc["dice"]["seed"],
+        battle = Battle(table_id=table.id, system_id=system.id, version=final.version, state=final.state, seed=doc["dice"]["seeds"][-1]["seed"],
                         status=final.status, mix=final.mix, setup=setup, shareable=False)
         s.add(battle)
         s.flush()

@@ -15,7 +15,7 @@ from sqlmodel import col, select
 
 from .models import BattleCommand, BattleEvent, BattleSnapshot
 from .service import BattleService
-from .verify import AUTHORITY_COMMANDS, Mismatch, reapply, viewer_of
+from .verify import AUTHORITY_COMMANDS, Mismatch, reapply, seed_epochs, viewer_of
 
 NOT_DECLARATIONS = AUTHORITY_COMMANDS
 __all__ = ["NOT_DECLARATIONS", "ReplayReport", "replay_battle", "viewer_of"]
@@ -44,7 +44,7 @@ def replay_battle(service: BattleService, battle_id: int) -> ReplayReport:
             events.setdefault(row.version, []).append({**row.payload, "visibility": row.visibility})
     log = [{"version": c.version, "actor": c.actor, "declaration": c.declaration, "events": events.get(c.version, [])} for c in commands]
     try:
-        for step in reapply(battle.system_id, battle.seed, battle.setup, snapshots[1], log, stored_state=snapshots.get):
+        for step in reapply(battle.system_id, seed_epochs(events, battle.seed), battle.setup, snapshots[1], log, stored_state=snapshots.get):
             if step.version == 1:
                 if battle.setup is not None and (step.state != snapshots[1] or step.events != events.get(1, [])):
                     report.mismatches.append("version 1: the setup differs")

@@ -745,8 +745,9 @@ class BattleService:
         target: dict[str, Any] = {}
 
         def step(battle: BattleRecord, system: Any, state: dict[str, Any], version: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
-            if battle.status == "ended":
-                raise IllegalDeclaration("this battle has ended and its dice seed is revealed: restart it for a new battle")
+            # taking back the end of a battle, whose seed the end revealed: the battle goes on with a
+            # fresh seed, committed to in the undo's own events (a running battle's seed stays secret)
+            reseed = [] if battle.status != "ended" else [secrets.token_hex(16)]
             with self.session() as s:
                 current = s.get(BattleSnapshot, (battle.id, version - 1))
                 cursor = current.prev_version if current else None
@@ -757,7 +758,11 @@ class BattleService:
                     if snap.checkpoint:
                         target["prev"] = snap.prev_version
                         text = f"The GM undid the last step (back to the state of version {snap.version})."
-                        return copy.deepcopy(snap.state), [make_event("battle.undone", text, back_to=snap.version)], True
+                        events = [make_event("battle.undone", text, back_to=snap.version)]
+                        if reseed:
+                            target["seed"] = reseed[0]
+                            events.append(committed_event(reseed[0]))
+                        return copy.deepcopy(snap.state), events, True
                     cursor = snap.prev_version
             raise IllegalDeclaration("there is nothing to undo")
 
@@ -976,6 +981,7 @@ class BattleService:
         status = new_state.get("status", battle.status)
         events = with_reveal(battle.status, status, events, battle.seed)  # the dice seed, once the battle ends
         mix = prev_override.get("mix") if prev_override else None
+        new_seed = prev_override.get("seed") if prev_override else None
         write = CommandWrite(
             battle_id=battle.id,
             table_id=battle.table_id,
@@ -991,11 +997,12 @@ class BattleService:
             declaration=declaration,
             at=utcnow(),
             mix=mix,
+            seed=new_seed,
         )
         written = self._store.write(conn, write)
         if written is None:
             return None
-        after = BattleRecord(battle.id, battle.table_id, battle.system_id, new_version, new_state, battle.seed, status,
+        after = BattleRecord(battle.id, battle.table_id, battle.system_id, new_version, new_state, new_seed or battle.seed, status,
                              battle.mix if mix is None else mix)
         return CommandResult(
             battle.id, battle.table_id, new_version, current, self._wire_events(new_version, events), battle=after,
@@ -1066,8 +1073,8 @@ class BattleService:
         system = get_system(battle.system_id)
         view = system.view_for(battle.state, viewer)
         physical = physical_dice.dice_view(battle.state, viewer)  # the roll due from real dice (H9)
-        if physical is not None:
-            view = {**view, "physical": physical}
+        if physical is not None:  # while the battle waits for dice, nobody may declare anything
+            view = {**view, "physical": physical, **({"legal": []} if physical["due"] else {})}
         visible = [
             {k: v for k, v in ev.items() if k != "visibility"}
             for ev in events

@@ -93,6 +93,8 @@ class CommandWrite:
     at: datetime
     #: the battle's new client-seed mix (None: unchanged)
     mix: str | None = None
+    #: the battle's new dice seed (None: unchanged; an undo after the end, whose seed was revealed)
+    seed: str | None = None
 
     def event_rows(self) -> list[dict[str, Any]]:
         return event_rows(self.battle_id, self.new_version, self.events, self.at)
@@ -158,6 +160,7 @@ class CoreCommandStore:
             .values(
                 version=bindparam("new_version"), state=bindparam("new_state"), status=bindparam("new_status"),
                 updated_at=bindparam("now"), mix=func.coalesce(bindparam("new_mix"), battle.c.mix),
+                seed=func.coalesce(bindparam("new_seed"), battle.c.seed),
             )
         )
         self._insert_snapshot = insert(snapshot)
@@ -185,7 +188,7 @@ class CoreCommandStore:
             changed = conn.execute(
                 self._compare_and_set,
                 {"b_id": w.battle_id, "b_version": w.current, "new_version": w.new_version, "new_state": w.state,
-                 "new_status": w.status, "now": w.at, "new_mix": w.mix},
+                 "new_status": w.status, "now": w.at, "new_mix": w.mix, "new_seed": w.seed},
             )
             if changed.rowcount != 1:
                 conn.rollback()
@@ -227,7 +230,7 @@ FROM battle b WHERE b.id = %(battle_id)s
 _PG_WRITE = """
 WITH cas AS (
     UPDATE battle SET version = %(new_version)s::integer, state = %(state)s, status = %(status)s::varchar,
-                      updated_at = %(at)s, mix = COALESCE(%(mix)s::varchar, mix)
+                      updated_at = %(at)s, mix = COALESCE(%(mix)s::varchar, mix), seed = COALESCE(%(seed)s::varchar, seed)
     WHERE id = %(battle_id)s::integer AND version = %(current)s::integer
     RETURNING id
 ), snapshot AS (
@@ -336,7 +339,7 @@ class PostgresCommandStore(CoreCommandStore):
             "battle_id": w.battle_id, "current": w.current, "new_version": w.new_version, "state": Json(w.state),
             "status": w.status, "at": w.at, "prev_version": w.prev_version, "checkpoint": w.checkpoint,
             "msg_id": w.msg_id, "actor": w.actor, "declaration": Json(w.declaration), "events": Json(_pg_events(w.event_rows())),
-            "table_id": w.table_id, "mix": w.mix,
+            "table_id": w.table_id, "mix": w.mix, "seed": w.seed,
         }
         try:
             row = conn.pg.execute(_PG_WRITE, params).fetchone()
@@ -420,7 +423,7 @@ SELECT b.id, b.table_id, b.system_id, b.version, b.state, b.seed, b.status,
 FROM battle b WHERE b.id = ?
 """
 _SQLITE_SEAT_IDS = "SELECT public_id FROM seat WHERE table_id = ? ORDER BY id"
-_SQLITE_CAS = "UPDATE battle SET version = ?, state = ?, status = ?, updated_at = ?, mix = COALESCE(?, mix) WHERE id = ? AND version = ?"
+_SQLITE_CAS = "UPDATE battle SET version = ?, state = ?, status = ?, updated_at = ?, mix = COALESCE(?, mix), seed = COALESCE(?, seed) WHERE id = ? AND version = ?"
 _SQLITE_SNAPSHOT = "INSERT INTO battle_snapshot (battle_id, version, state, prev_version, checkpoint) VALUES (?, ?, ?, ?, ?)"
 _SQLITE_EVENT = (
     'INSERT INTO battle_event (battle_id, version, "index", type, visibility, payload, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)'
@@ -461,7 +464,7 @@ class SqliteCommandStore(CoreCommandStore):
     def write(self, conn: Any, w: CommandWrite) -> Written | None:
         state, at = wire.dumps(w.state), _sqlite_time(w.at)
         try:
-            changed = conn.execute(_SQLITE_CAS, (w.new_version, state, w.status, at, w.mix, w.battle_id, w.current))
+            changed = conn.execute(_SQLITE_CAS, (w.new_version, state, w.status, at, w.mix, w.seed, w.battle_id, w.current))
             if changed.rowcount != 1:
                 conn.rollback()
                 return None

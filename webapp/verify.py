@@ -63,9 +63,29 @@ class Mismatch(Exception):
         self.version = version
 
 
+def seed_epochs(events: Mapping[int, list[Mapping[str, Any]]], current_seed: str) -> dict[int, str]:
+    """The seeds of a stored battle by the version from which each rolled: the first from version 1;
+    an undo that took back the battle's end started a new one (its ``dice.committed`` event). Earlier
+    seeds were revealed by their ends; the last is the battle's own."""
+    committed = [(v, e.get("data", {}).get("commitment")) for v in sorted(events) for e in events[v] if e.get("type") == "dice.committed"]
+    revealed = {e.get("data", {}).get("commitment"): e.get("data", {}).get("seed")
+                for v in events for e in events[v] if e.get("type") == "dice.revealed"}
+    epochs = {1: current_seed}
+    for version, digest in committed:
+        if digest == commitment(current_seed):
+            epochs[version] = current_seed
+        elif isinstance(revealed.get(digest), str):
+            epochs[version] = revealed[digest]
+    return epochs
+
+
+def _seed_at(seeds: Mapping[int, str], version: int) -> str:
+    return seeds[max(v for v in seeds if v <= version)]
+
+
 def reapply(
     system_id: str,
-    seed: str,
+    seed: str | Mapping[int, str],
     setup: Mapping[str, Any] | None,
     initial_state: Mapping[str, Any],
     commands: list[Mapping[str, Any]],
@@ -77,6 +97,8 @@ def reapply(
     (older battles) ``initial_state`` is taken as given. ``stored_state``: a stored snapshot, for
     commands of older logs that cannot be re-applied (an assignment without its controller)."""
     system = get_system(system_id)
+    seeds = {1: seed} if isinstance(seed, str) else dict(seed)
+    seed = seeds[1]
     status_of: Callable[[Mapping[str, Any], str], str] = lambda state, before: str(state.get("status", before))  # noqa: E731
     if setup is not None:
         dice = command_dice(seed, "", 1, record=True)
@@ -99,8 +121,6 @@ def reapply(
         draws: list[dict[str, Any]] = []
         mix, prev, checkpoint = current.mix, current.version, True
         if kind == "undo":
-            if current.status == "ended":
-                raise Mismatch(version, kind, "an undo after the battle ended")
             cursor, target = current.prev_version, None
             while cursor is not None:
                 snap = steps[cursor]
@@ -113,6 +133,10 @@ def reapply(
             state, prev = copy.deepcopy(target.state), target.prev_version
             text = f"The GM undid the last step (back to the state of version {target.version})."
             events = [make_event("battle.undone", text, back_to=target.version)]
+            if current.status == "ended":  # the end taken back: the battle goes on with a new seed
+                if version not in seeds:
+                    raise Mismatch(version, kind, "the end was taken back, but the file lacks the new seed committed to then")
+                events.append(committed_event(seeds[version]))
         elif kind == "end":
             state, events = ended_by_gm(before)
         elif kind == ENTROPY:
@@ -123,7 +147,7 @@ def reapply(
             state, events = before, [entropy_event(seat, client_seed)]
             prev, checkpoint = current.prev_version, current.checkpoint
         elif kind == "assign" and "controller" in declaration:
-            dice = command_dice(seed, current.mix, version, declaration, record=True)
+            dice = command_dice(_seed_at(seeds, version), current.mix, version, declaration, record=True)
             state, events = system.assign(before, declaration.get("combatant"), declaration["controller"], declaration.get("seat"), dice)
             draws = dice.draws
         elif kind == "assign":
@@ -132,7 +156,7 @@ def reapply(
                 raise Mismatch(version, kind, "an assignment without its controller cannot be re-applied")
             state, events = stored, list(command.get("events") or [])
         else:
-            dice = command_dice(seed, current.mix, version, declaration, record=True)
+            dice = command_dice(_seed_at(seeds, version), current.mix, version, declaration, record=True)
             try:
                 # physical dice (H9): typed faces resume a waiting declaration, the GM's switch, a declaration that waits
                 state, events = physical_dice.replay_command(
@@ -144,7 +168,7 @@ def reapply(
         if kind not in ("undo", "end", ENTROPY):
             checkpoint = bool(system.is_checkpoint(state))
         status = status_of(state, current.status)
-        events = with_reveal(current.status, status, [dict(e) for e in events], seed)
+        events = with_reveal(current.status, status, [dict(e) for e in events], _seed_at(seeds, version))
         current = Step(version, state, events, draws, mix, prev, checkpoint, status, kind)
         steps[version] = current
         yield current
@@ -222,11 +246,16 @@ def verify_document(doc: Mapping[str, Any]) -> Verdict:
     every declaration re-applied, every event and the final state. The verdict names the first
     command that does not match."""
     dice_part = doc["dice"]
-    seed = dice_part.get("seed")
-    if not isinstance(seed, str):
-        return Verdict(False, "the battle has not ended: its seed is not revealed, so its dice cannot be checked")
-    if commitment(seed) != dice_part["commitment"]:
-        return Verdict(False, "the revealed seed does not match the commitment published at the start")
+    epochs = dice_part.get("seeds") or [{"version": 1, "commitment": dice_part["commitment"], "seed": dice_part.get("seed")}]
+    if epochs[0]["version"] != 1 or epochs[0]["commitment"] != dice_part["commitment"] or epochs[0]["seed"] != dice_part.get("seed"):
+        return Verdict(False, "the file's first seed is not the one committed to at the start")
+    seeds: dict[int, str] = {}
+    for epoch in epochs:
+        if not isinstance(epoch.get("seed"), str):
+            return Verdict(False, "the battle has not ended: its seed is not revealed, so its dice cannot be checked")
+        if commitment(epoch["seed"]) != epoch["commitment"]:
+            return Verdict(False, f"the revealed seed does not match the commitment published at version {epoch['version']}")
+        seeds[int(epoch["version"])] = epoch["seed"]
     events: dict[int, list[dict[str, Any]]] = {}
     for ev in doc["events"]:
         events.setdefault(int(ev["v"]), []).append({k: v for k, v in ev.items() if k not in ("v", "i", "undone")})
@@ -239,7 +268,7 @@ def verify_document(doc: Mapping[str, Any]) -> Verdict:
     count = 0
     seeds_seen: list[dict[str, Any]] = []
     try:
-        for step in reapply(doc["system"]["id"], seed, doc.get("setup"), doc["initial_state"], commands):
+        for step in reapply(doc["system"]["id"], seeds, doc.get("setup"), doc["initial_state"], commands):
             steps.append(step)
             what = step.kind
             if step.version == 1 and doc.get("setup") is not None and step.state != doc["initial_state"]:

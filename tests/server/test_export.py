@@ -108,7 +108,7 @@ def test_bad_or_tampered_files_get_a_clear_error_and_change_nothing(app: Any) ->
     roll["faces"][0] = 1 if roll["faces"][0] != 1 else 2
     refused(forged, "does not verify")
     forged = copy.deepcopy(good)
-    forged["dice"]["seed"] = "f" * 32
+    forged["dice"]["seed"] = forged["dice"]["seeds"][0]["seed"] = "f" * 32
     refused(forged, "commitment")
 
 
@@ -144,7 +144,7 @@ def test_http_export_is_the_gms_until_shared_and_import_uploads(tmp_path: Path) 
         assert uploader.get(response.headers["Location"]).status_code == 200
         # a forged upload: a clear error on the front page, nothing written
         forged = json.loads(data)
-        forged["dice"]["seed"] = "0" * 32
+        forged["dice"]["seed"] = forged["dice"]["seeds"][0]["seed"] = "0" * 32
         before = counts(duel.service)
         response = uploader.post("/import", data={"battle": (io.BytesIO(json.dumps(forged).encode()), "b.json")},
                                  content_type="multipart/form-data")

@@ -129,7 +129,7 @@ def test_the_verifier_rejects_each_kind_of_tampering(service: Any, tmp_path: Pat
 
     # a seed that does not match the commitment
     forged = copy.deepcopy(doc)
-    forged["dice"]["seed"] = "0" * 32
+    forged["dice"]["seed"] = forged["dice"]["seeds"][0]["seed"] = "0" * 32
     verdict = verify_document(forged)
     assert not verdict.ok and "commitment" in verdict.message
 
@@ -203,9 +203,32 @@ def test_every_screen_shows_the_commitment_and_the_seed_only_after_the_end(app: 
         ack = client.emit("sync", {}, callback=True)
         assert ack["battle"]["dice"]["seed"] == battle.seed
         assert any(e["type"] == "dice.revealed" and e["data"]["seed"] == battle.seed for e in ack["battle"]["events"])
-    # an ended battle's seed is out: no undo makes it run again
+    # the GM takes the end back: the battle goes on with a new seed, committed to at once and secret again
     ack = gm.emit("undo", {"battle_id": duel.battle_id}, callback=True)
-    assert ack["ok"] is False and "revealed" in ack["error"]
+    assert ack["ok"], ack
+    second = duel.service.battle(duel.battle_id)
+    assert second.status == "active" and second.seed != battle.seed
+    for client in clients:
+        synced = client.emit("sync", {}, callback=True)["battle"]
+        assert synced["dice"] == {**synced["dice"], "commitment": commitment(second.seed), "seed": None}
+        assert second.seed not in json.dumps(synced) and second.seed not in json.dumps(client.get_received())
+        assert any(e["type"] == "dice.committed" and e["data"]["commitment"] == commitment(second.seed) for e in synced["events"])
+    alice = clients[1]
+    assert alice.emit("declare", {"battle_id": duel.battle_id, "declaration": {"type": "choose", "combatant": "jharek", "option": "attack"}},
+                      callback=True)["ok"]
+    assert duel.bob().emit("declare", {"battle_id": duel.battle_id, "declaration": {"type": "choose", "combatant": "monster", "option": "press"}},
+                           callback=True)["ok"]
+    assert duel.version > second.version + 1  # the turn rolled its dice from the new seed
+    if duel.state["status"] != "ended":
+        assert gm.emit("battle_end", {"battle_id": duel.battle_id}, callback=True)["ok"]
+    doc = exported(duel.service, duel.battle_id)
+    assert [e["seed"] for e in doc["dice"]["seeds"]] == [battle.seed, second.seed]
+    assert verify_document(doc).ok
+    assert replay_battle(duel.service, duel.battle_id).ok
+    path = Path(app.instance_path) / "reseeded.json"
+    path.write_text(json.dumps(doc))
+    run = subprocess.run([sys.executable, "-I", str(SCRIPT), str(path)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0 and "2 commitment(s)" in run.stdout, run.stdout + run.stderr
 
 
 def test_client_seeds_from_phones_are_mixed_in(app: Any) -> None:
