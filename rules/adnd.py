@@ -26,7 +26,7 @@ from fractions import Fraction
 from typing import Any
 
 from . import terrain
-from .carry_over import carried_fields
+from .carry_over import carried_fields, carry_over_help
 from .core import (
     GM_ONLY,
     PUBLIC,
@@ -464,7 +464,7 @@ class AdndDemonIdol(RuleSystem):
         return copy.deepcopy(PRESETS)
 
     def help(self) -> list[dict[str, str]]:
-        return [dict(h) for h in HELP]
+        return [dict(h) for h in HELP] + carry_over_help(self.id)
 
     def validate_combatant(self, data: Any, index: int = 0) -> dict[str, Any]:
         entry = super().validate_combatant(data, index)

@@ -31,7 +31,7 @@ from functools import lru_cache
 from typing import Any
 
 from . import terrain
-from .carry_over import carried_fields, parse_effects
+from .carry_over import carried_fields, carry_over_help, parse_effects
 from .core import (
     GM_ONLY,
     Event,
@@ -366,7 +366,7 @@ class BattlesAndBalances(RuleSystem):
         return copy.deepcopy(PRESETS)
 
     def help(self) -> list[dict[str, str]]:
-        return copy.deepcopy(HELP)
+        return copy.deepcopy(HELP) + carry_over_help(self.id)
 
     def validate_combatant(self, data: Any, index: int = 0) -> dict[str, Any]:
         cleaned = super().validate_combatant(data, index)

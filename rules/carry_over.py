@@ -79,6 +79,38 @@ def carried_fields(system_id: str) -> list[Field]:
     return []
 
 
+#: what carries over, per system, in the help every screen shows ("How this system works")
+HELP = {
+    "phantoms-bane": "When a duel is over, the GM can write the survivors back into a saved roster (Battle tab, "
+    "\"Survivors carry on\"). A survivor keeps its Health, its weakened Offence and Defence (the full values are "
+    "kept beside them, as in 5/7), and its gear at the bonus it was worn down to; gear that broke is gone. "
+    "The defeated are left out. The stat form shows the full values under \"Carried over\": heal by raising "
+    "Health there.",
+    "eclipse-phase": "When a fight is over, the GM can write the survivors back into a saved roster (Battle tab, "
+    "\"Survivors carry on\"). Each survivor keeps its damage, its wounds and whether it is knocked down or "
+    "unconscious; Flex and Vigor refill. The dead are left out. The stat form shows what was carried under "
+    "\"Carried over\": lower the damage or wounds there when a character heals.",
+    "adnd": "When the encounter is over, the DM can write the survivors back into a saved roster (Battle tab, "
+    "\"Survivors carry on\"). Each survivor keeps its current hit points (its full ones under \"Carried over\"); "
+    "one at 0 or below who did not die starts the next fight down, its bleeding stopped in the recovery "
+    "turn. The dead are left out.",
+    "battles-and-balances": "When a battle is over, the GM can write everyone back into a saved roster (Battle tab, "
+    "\"Survivors carry on\"). Each character keeps its wounds, its armour wear, the ammunition it has left, "
+    "its persistent effects (poison, fire...) with their marks, and any blessing or curse still pending; "
+    "action points start full again. A defeated character keeps its wounds and starts out of play until "
+    "healed (the GM's healing tool, or lower \"Wounds carried\" in the stat form).",
+    "olympia": "When a battle is over, the GM can write the armies back into a saved roster (Battle tab, "
+    "\"Survivors carry on\"). Each noble keeps the men he has left of every kind and his health after his "
+    "wounds; nobles who were killed or taken prisoner are left out.",
+}
+
+
+def carry_over_help(system_id: str) -> list[dict[str, str]]:
+    """The help section on what carries over into the next battle."""
+    text = HELP.get(system_id)
+    return [{"title": "Survivors carry on", "text": text}] if text else []
+
+
 def parse_conditions(text: Any) -> list[str]:
     """Eclipse Phase's carried conditions from the form's text.
 

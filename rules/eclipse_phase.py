@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import terrain
-from .carry_over import carried_fields, parse_conditions
+from .carry_over import carried_fields, carry_over_help, parse_conditions
 from .core import Event, Field, RuleSystem, State, Viewer, combatant_visibility, event
 from .dice import DiceSource
 from .errors import IllegalDeclaration, InvalidDeclaration
@@ -481,7 +481,7 @@ class EclipsePhase(RuleSystem):
                 "down or unconscious, correct damage and wounds, let computer-played combatants act, and "
                 "reveal everyone's Durability numbers. Options: metres per square, grid size, Durability "
                 "numbers shown to all (off by default).")},
-        ]
+        ] + carry_over_help(self.id)
 
     def validate_combatant(self, data: Any, index: int = 0) -> dict[str, Any]:
         cleaned = super().validate_combatant(data, index)

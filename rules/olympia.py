@@ -51,6 +51,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .carry_over import carry_over_help
 from .core import Event, Field, RuleSystem, State, Viewer, event, require
 from .dice import DiceSource
 from .errors import IllegalDeclaration, InvalidDeclaration, NotPermitted
@@ -371,7 +372,7 @@ class Olympia(RuleSystem):
                 "share counted in men, the same in every replay); when a long battle needs more, the "
                 "board says so and the GM steps again. \"Next phase\" always fights one phase."
             )},
-        ]
+        ] + carry_over_help(self.id)
 
     def validate_draft(self, lineup: Any) -> list[dict[str, Any]]:
         """Any lineup, even one still being built: no side brings more than ``MAX_MEN_PER_SIDE`` men."""

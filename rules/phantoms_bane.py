@@ -37,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from .carry_over import carried_fields
+from .carry_over import carried_fields, carry_over_help
 from .core import (
     GM_ONLY,
     HIDDEN,
@@ -451,7 +451,7 @@ class PhantomsBane(RuleSystem):
                 "text": "Run-away rolls (runner first), then offence A, defence A, offence B, defence B, "
                 "then the 1-3 dice: penetrations before counters, side A before side B.",
             },
-        ]
+        ] + carry_over_help(self.id)
 
     def validate_lineup(self, lineup: Any) -> list[dict[str, Any]]:
         cleaned = super().validate_lineup(lineup)

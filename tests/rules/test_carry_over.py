@@ -246,3 +246,9 @@ def test_a_lineup_changed_since_the_battle_began_is_refused() -> None:
     state, _ = get_system("phantoms-bane").setup(lineup, {}, ScriptedDice([]))
     with pytest.raises(InvalidDeclaration, match="lineup has changed"):
         carry_over(state, [lineup[0]])
+
+
+@pytest.mark.parametrize("system_id", ["phantoms-bane", "eclipse-phase", "adnd", "battles-and-balances", "olympia"])
+def test_each_systems_help_says_what_carries_over(system_id: str) -> None:
+    section = next(h for h in get_system(system_id).help() if h["title"] == "Survivors carry on")
+    assert "left out" in section["text"] or "keeps its wounds" in section["text"]
