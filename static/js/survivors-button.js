@@ -37,7 +37,7 @@ export function survivorsPanel(table, state, ctx) {
   return h("section", { class: "survivors", dataset: { testid: "survivors-panel" } },
     h("p", { class: "report-link" },
       h("a", { href: reportUrl(table.slug, state.battleId), target: "_blank", rel: "noopener", dataset: { testid: "report-link" } },
-        "📄 Battle report"),
+        "Battle report"),
       h("span", { class: "muted" }, " Who fought, the key moments, start and end values, the dice and a chart: print it or keep it.")),
     h("h3", {}, "Survivors carry on"),
     h("p", { class: "muted" },
