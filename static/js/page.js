@@ -300,6 +300,8 @@ const conn = connect({
     lastRunning = running;
     lastBattleId = state.battleId;
     turnCue.set(isMyTurn(state.view));
+    if (role === "player") import("./entropy.js").then((m) => m.offerEntropy(conn, state)).catch(() => {}); // the phone's client seed (H7)
+    if (role === "gm") import("./export-button.js").then((m) => m.mountExportButton(els.controls, table, state, ctxBase())).catch(() => {}); // download + share (H7)
   },
 });
 
