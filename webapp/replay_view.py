@@ -17,6 +17,8 @@ are still secrets, even from the GM's own screen).
 
 from __future__ import annotations
 
+import gzip
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -138,7 +140,8 @@ def replay_data(service: BattleService, table: GameTable, access: ReplayAccess, 
             "kind": _kind(commands.get(snap.version), snap.version),
             "undone": snap.version in undone,
             "status": state.get("status", "active"),
-            "view": system.view_for(state, viewer),
+            # the replay takes no action: the menus of legal declarations stay out (half its size)
+            "view": {k: v for k, v in system.view_for(state, viewer).items() if k != "legal"},
             "events": visible,
         })
     return {
@@ -161,3 +164,10 @@ def replay_data(service: BattleService, table: GameTable, access: ReplayAccess, 
         "steps": steps,
     }
 
+
+def encode(payload: dict[str, Any], accept_encoding: str) -> tuple[bytes, str | None]:
+    """The replay as JSON, gzipped when the browser takes it (its views repeat: about ten to one)."""
+    raw = json.dumps(payload, separators=(",", ":")).encode()
+    if "gzip" in (accept_encoding or "").lower() and len(raw) > 2048:
+        return gzip.compress(raw, 6), "gzip"
+    return raw, None

@@ -473,14 +473,19 @@ def _replay_extras(slug: str, battle_id: int) -> tuple[str | None, str | None]:
 
 @bp.get("/t/<slug>/battles/<int:battle_id>/replay.json")
 def replay_json(slug: str, battle_id: int) -> Any:
-    from .replay_view import ReplayRefused, replay_data
+    from .replay_view import ReplayRefused, encode, replay_data
 
     try:
         table, access = _replay_access(slug, battle_id)
     except ReplayRefused as exc:
         return {"ok": False, "error": str(exc)}, exc.status
     seat_names = {s.public_id: s.name for s in _hub().service.seats(table.id)}
-    response = current_app.response_class(json.dumps({"ok": True, **replay_data(_hub().service, table, access, seat_names)}), mimetype="application/json")
+    data = {"ok": True, **replay_data(_hub().service, table, access, seat_names)}
+    body, encoding = encode(data, request.headers.get("Accept-Encoding", ""))
+    response = current_app.response_class(body, mimetype="application/json")
+    if encoding:
+        response.headers["Content-Encoding"] = encoding
+        response.headers["Vary"] = "Accept-Encoding"
     response.headers["Cache-Control"] = "private, no-store"
     return response
 

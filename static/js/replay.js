@@ -89,6 +89,7 @@ async function load() {
     return;
   }
   data = payload;
+  indexEvents();
   await loadRenderer();
   replace(els.systemName, `${data.system.name} · replay of battle ${data.battle_id}`);
   els.scrubber.max = String(Math.max(0, data.steps.length - 1));
@@ -107,13 +108,19 @@ function fail(message) {
 }
 
 // --- drawing one step -------------------------------------------------------------------------
+let allEvents = []; // every step's events in order, undone ones marked
+let ends = []; // ends[i]: how many of them the steps up to i hold
+
+function indexEvents() {
+  allEvents = [];
+  ends = data.steps.map((step) => {
+    for (const e of step.events) allEvents.push(step.undone ? { ...e, undone: true } : e);
+    return allEvents.length;
+  });
+}
+
 function eventsUpTo(i) {
-  const out = [];
-  for (let k = 0; k <= i; k += 1) {
-    const step = data.steps[k];
-    for (const e of step.events) out.push(step.undone ? { ...e, undone: true } : e);
-  }
-  return out;
+  return allEvents.slice(0, ends[i]);
 }
 
 // On a phone the renderers lay the board out as on the spectator's screen ("watch": the grid takes
@@ -217,8 +224,11 @@ function renderDice(step, fresh) {
   replace(els.dice, kit.dice(rolls.slice(-6), { fresh, max: 6 }));
 }
 
+const LOG_LINES = 150; // the newest lines of the log so far (a long battle's whole log would slow each step)
+
 function renderLog() {
-  const lines = eventsUpTo(index).filter((e) => e.text).reverse();
+  const lines = [];
+  for (let k = ends[index] - 1; k >= 0 && lines.length < LOG_LINES; k -= 1) if (allEvents[k].text) lines.push(allEvents[k]);
   replace(els.log, lines.map((e, i) => eventLine(e, i === 0 ? "d-log-latest" : "")));
 }
 

@@ -9,6 +9,7 @@ included. A running battle and a battle the GM has not shared refuse the public.
 
 from __future__ import annotations
 
+import gzip
 import json
 import random
 from typing import Any
@@ -77,6 +78,11 @@ def stored(duel: Table) -> tuple[dict[int, dict[str, Any]], list[BattleEvent]]:
     return snaps, events
 
 
+def as_replayed(view: dict[str, Any]) -> Any:
+    """A view as the replay carries it: JSON, without the menus of legal declarations."""
+    return json.loads(json.dumps({k: v for k, v in view.items() if k != "legal"}))
+
+
 def url(duel: Table, suffix: str = ".json") -> str:
     return f"/t/{duel.table.slug}/battles/{duel.battle_id}/replay{suffix}"
 
@@ -133,7 +139,7 @@ def test_the_public_replay_is_the_spectators_projection_of_every_version(compute
     assert [step["v"] for step in body["steps"]] == sorted(snaps)
     for step in body["steps"]:
         state = snaps[step["v"]]
-        assert step["view"] == json.loads(json.dumps(system.view_for(state, spectator)))
+        assert step["view"] == as_replayed(system.view_for(state, spectator))
         expected = [
             {"v": e.version, "i": e.index, **e.payload} for e in events if e.version == step["v"] and may_see(e.visibility, spectator, state)
         ]
@@ -169,7 +175,7 @@ def test_the_gm_replay_shows_the_computers_hidden_choices_and_marks_undone_steps
     assert picks and all(e["text"].startswith("The computer picks") and e["data"]["option"] for e in picks)
     system = get_system("phantoms-bane")
     for step in body["steps"]:
-        assert step["view"] == json.loads(json.dumps(system.view_for(snaps[step["v"]], Viewer.gm())))
+        assert step["view"] == as_replayed(system.view_for(snaps[step["v"]], Viewer.gm()))
     # the undo: a step of its own; the steps it took back are marked undone
     undo_steps = [s for s in body["steps"] if s["kind"] == "undo"]
     assert len(undo_steps) == 1
@@ -251,7 +257,7 @@ def test_every_systems_replay_keeps_hidden_events_from_the_public(app: Any, syst
         log = list(s.exec(select(BattleEvent).where(BattleEvent.battle_id == battle_id)))
     spectator = Viewer.spectator()
     for step in body["steps"]:
-        assert step["view"] == json.loads(json.dumps(system.view_for(snaps[step["v"]], spectator)))
+        assert step["view"] == as_replayed(system.view_for(snaps[step["v"]], spectator))
     public_texts = {e.payload.get("text") for e in log if may_see(e.visibility, spectator, snaps[e.version])}
     for e in log:
         if not may_see(e.visibility, spectator, snaps[e.version]) and e.payload.get("text") not in public_texts:
@@ -262,3 +268,14 @@ def test_every_systems_replay_keeps_hidden_events_from_the_public(app: Any, syst
     assert gm.get(f"/t/{table.slug}/gm?key={table.gm_token}").status_code == 302
     gm_body = gm.get(url(duel)).get_json()
     assert sum(len(step["events"]) for step in gm_body["steps"]) == len(log)
+
+
+def test_the_replay_is_gzipped_for_a_browser_that_takes_it(computer_duel: Table) -> None:
+    duel = computer_duel
+    play_duel(duel, undo=False)
+    gm = gm_browser(duel)
+    plain = gm.get(url(duel))
+    zipped = gm.get(url(duel), headers={"Accept-Encoding": "gzip, deflate"})
+    assert zipped.headers["Content-Encoding"] == "gzip" and "Content-Encoding" not in plain.headers
+    assert json.loads(gzip.decompress(zipped.data)) == plain.get_json()
+    assert len(zipped.data) * 3 < len(plain.data)
