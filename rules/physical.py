@@ -233,8 +233,9 @@ class _Roller:
     def randint(self, low: int, high: int, purpose: str) -> Roll:
         if high - low >= 100:  # no die shows that many faces
             return self.dice.base.randint(low, high, purpose)
-        return self.dice.take(self.roller, self.seats, self.name, 1, low, high, purpose, 0, _die_name(low, high),
-                              f"{low}-{high}")
+        die = _die_name(low, high)
+        return self.dice.take(self.roller, self.seats, self.name, 1, low, high, purpose, 0,
+                              f"1{die}" if die.startswith("d") and die != "d100" else die, f"{low}-{high}")
 
     def integers(self, low: int, high: int, size: int, purpose: str) -> Sequence[int]:
         return self.dice.base.integers(low, high, size, purpose)
@@ -272,18 +273,18 @@ def apply_declaration(
             "board": dict(board or {}), "entries": [dict(e) for e in entries], "need": need,
         }}}
         who = "the GM" if not need["seats"] else need["roller_name"]
-        text = f"Waiting for {who} to roll {need['notation']} (real dice)."
+        text = f"Waiting for {who} to roll {need['notation']} with real dice."
         return waiting, [event("dice.requested", text, roller=need["roller"], notation=need["notation"])]
     new_state["physical"] = {**settings(new_state), "mode": calm["mode"], "combatants": calm["combatants"], "pending": None}
     return new_state, [_marked(e) for e in events]
 
 
-#: the log's mark on a line whose dice were typed in by hand
-HAND = " ✋"
+#: the log's mark on a line whose dice were typed in by hand (plain words: every screen and reader shows them)
+HAND = " (real dice)"
 
 
 def _marked(ev: dict[str, Any]) -> dict[str, Any]:
-    """An event whose rolls include typed faces says so in its log line (a hand at its end)."""
+    """An event whose rolls include typed faces says so at the end of its log line."""
     if any(r.get("physical") for r in ev.get("rolls") or ()) and isinstance(ev.get("text"), str) and not ev["text"].endswith(HAND):
         return {**ev, "text": ev["text"] + HAND}
     return ev
@@ -366,7 +367,9 @@ def dice_view(state: Mapping[str, Any], viewer: Viewer) -> dict[str, Any] | None
         need = waiting["need"]
         mine = viewer.is_gm or (viewer.role == "player" and viewer.seat in need["seats"])
         due = {"roller": need["roller"], "roller_name": need["roller_name"], "notation": need["notation"],
-               "count": need["count"], "mine": mine, "players": bool(need["seats"])}
+               "count": need["count"], "mine": mine, "players": bool(need["seats"]),
+               # the viewer whose declaration waits for these dice (its phone says its choice is in)
+               "yours": viewer.role == "player" and waiting["viewer"].get("seat") == viewer.seat}
         if mine:
             due.update(purpose=need["purpose"], low=need["low"], high=need["high"], die=need["die"],
                        modifier=need["modifier"], prompt=f"Roll {need['notation']} for {need['purpose']}")

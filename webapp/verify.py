@@ -161,7 +161,7 @@ def reapply(
                 # physical dice (H9): typed faces resume a waiting declaration, the GM's switch, a declaration that waits
                 state, events = physical_dice.replay_command(
                     system, before, declaration, viewer_of(str(command.get("actor", ""))), dice, version=version, mix=current.mix,
-                    make_dice=lambda mix, v: command_dice(seed, mix, v, record=True))
+                    make_dice=lambda mix, v: command_dice(_seed_at(seeds, v), mix, v, record=True))
             except RulesError as exc:
                 raise Mismatch(version, kind, f"the rules refuse this declaration now ({exc})") from None
             draws = dice.draws

@@ -5,7 +5,7 @@
 //
 // renderDiceEntry(battleRoot, view, ctx): draws into its own box just above the battle area.
 
-import { h, replace } from "./ui.js";
+import { h, handIcon, replace } from "./ui.js";
 
 let progress = { key: "", faces: [], tens: null, sending: false };
 
@@ -83,7 +83,7 @@ function dueCard(due, ctx, redraw) {
   const count = due.count;
   const got = progress.faces;
   return h("div", { class: "dice-entry-card", dataset: { testid: "dice-due" } },
-    h("p", { class: "dice-entry-kicker" }, "✋ Real dice"),
+    h("p", { class: "dice-entry-kicker" }, handIcon(), " Real dice"),
     h("p", { class: "dice-entry-prompt", dataset: { testid: "dice-prompt" } }, due.prompt),
     due.modifier ? h("p", { class: "dice-entry-note" }, `The board adds ${due.modifier > 0 ? "+" : ""}${due.modifier} itself: type only the dice.`) : null,
     count > 1 ? h("p", { class: "dice-entry-count", dataset: { testid: "dice-progress" } },
@@ -98,7 +98,8 @@ function dueCard(due, ctx, redraw) {
 
 function waitingLine(due) {
   return h("p", { class: "dice-entry-waiting", dataset: { testid: "dice-waiting" } },
-    "✋ Waiting for ", h("strong", {}, due.roller_name), ` to roll ${due.notation} with real dice…`);
+    handIcon(), due.yours ? " Yours is in. Waiting for " : " Waiting for ", h("strong", {}, due.roller_name),
+    ` to roll ${due.notation} with real dice…`);
 }
 
 function switches(physical, ctx) {
@@ -114,7 +115,7 @@ function switches(physical, ctx) {
       h("button", {
         type: "button", class: "dice-switch", "aria-pressed": String(on.has(c.id)), dataset: { testid: `dice-switch-${c.id}` },
         onclick: () => ctx.command("dice_physical", { combatant: c.id, physical: !on.has(c.id) }),
-      }, `${c.name}: ${on.has(c.id) ? "real dice ✋" : "board's dice"}`)))));
+      }, `${c.name}: ${on.has(c.id) ? "real dice" : "board's dice"}`)))));
 }
 
 export function renderDiceEntry(battleRoot, view, ctx) {

@@ -89,8 +89,16 @@ export function diceTray(rolls, { fresh = false } = {}) {
       h("span", { class: "roll-faces" }, roll.faces.map((f) => die(f, { sides: sidesOf(roll.dice), fresh }))),
       h("span", { class: "roll-total" }, roll.faces.length > 1 || roll.modifier ? `= ${roll.total}` : ""),
       // dice typed in by hand (physical dice): a hand, and who typed them
-      roll.physical ? h("span", { class: "roll-physical", title: `real dice, typed by ${roll.entered_by || "hand"}`, "aria-label": "real dice" }, "✋") : null,
+      roll.physical ? h("span", { class: "roll-physical", title: `real dice, typed by ${roll.entered_by || "hand"}`, role: "img", "aria-label": "real dice" }, handIcon()) : null,
     )));
+}
+
+/** A small raised hand (dice typed in by hand): drawn, so it needs no emoji font. */
+export function handIcon(cls = "hand-icon") {
+  return s("svg", { class: cls, viewBox: "0 0 22 24", width: "1em", height: "1em", "aria-hidden": "true", fill: "currentColor" },
+    [5, 8.2, 11.4, 14.6].map((x, i) => s("rect", { x, y: i === 0 || i === 3 ? 4 : 2, width: 2.8, height: 12, rx: 1.4 })),
+    s("rect", { x: 5, y: 10, width: 12.4, height: 11, rx: 4.5 }),
+    s("rect", { x: 15.5, y: 11, width: 2.8, height: 8, rx: 1.4, transform: "rotate(35 16.9 15)" }));
 }
 
 /** Plain label for a value that may be current/max. */

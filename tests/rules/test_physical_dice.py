@@ -15,7 +15,7 @@ from rules import get_system
 from rules.core import Viewer
 from rules.dice import ScriptedDice
 from rules.errors import IllegalDeclaration, InvalidDeclaration, NotPermitted
-from rules.physical import WHO_ROLLS, apply_declaration, check_entry, dice_view, pending, resume, switch
+from rules.physical import HAND, WHO_ROLLS, apply_declaration, check_entry, dice_view, pending, resume, switch
 from tests.rules.test_adnd import fighter as adnd_fighter
 from tests.rules.test_adnd import new_battle as adnd_battle
 from tests.rules.test_battles_balances import duel as bb_duel
@@ -39,7 +39,7 @@ def strip(value: Any) -> Any:
     if isinstance(value, list):
         return [strip(v) for v in value]
     if isinstance(value, str):
-        return value.removesuffix(" ✋")
+        return value.removesuffix(HAND)
     return value
 
 
@@ -103,7 +103,7 @@ def test_phantoms_bane_dice_are_asked_for_only_after_both_sides_chose() -> None:
     assert [n["notation"] for n in needs] == ["1d6", "1d6"] and needs[0]["seats"] == ["s1"]
     # the board rolled the GM's monster; Jharek's two dice were typed on his phone
     assert physical_rolls(events) == [("Jharek offence die", [5], "seat:s1"), ("Jharek defence die", [2], "seat:s1")]
-    assert all(e["text"].endswith(" ✋") == any(r.get("physical") for r in e["rolls"]) for e in events)
+    assert all(e["text"].endswith(HAND) == any(r.get("physical") for r in e["rolls"]) for e in events)
     monster = [r for e in events for r in e["rolls"] if r["purpose"].startswith("Monster")]
     assert monster and not any(r.get("physical") for r in monster)
     same_as_board(pb, before, second, GM, [5, 2, 3, 4], (after, events))
@@ -186,7 +186,7 @@ def test_the_views_show_what_to_roll_only_to_who_may_type_it() -> None:
     state, _, _ = play(pb, state, {"type": "choose", "combatant": "j", "option": "attack"}, Viewer.player("s1"), [])
     state, events = apply_declaration(pb, state, {"type": "choose", "combatant": "m", "option": "attack"}, GM,
                                       ScriptedDice([]))
-    assert events[0]["type"] == "dice.requested" and events[0]["text"] == "Waiting for Jharek to roll 1d6 (real dice)."
+    assert events[0]["type"] == "dice.requested" and events[0]["text"] == "Waiting for Jharek to roll 1d6 with real dice."
     mine = dice_view(state, Viewer.player("s1"))["due"]
     assert mine["mine"] and mine["prompt"] == "Roll 1d6 for Jharek offence die" and (mine["low"], mine["high"]) == (1, 6)
     assert dice_view(state, GM)["due"]["mine"]
