@@ -279,3 +279,28 @@ def test_the_replay_is_gzipped_for_a_browser_that_takes_it(computer_duel: Table)
     assert zipped.headers["Content-Encoding"] == "gzip" and "Content-Encoding" not in plain.headers
     assert json.loads(gzip.decompress(zipped.data)) == plain.get_json()
     assert len(zipped.data) * 3 < len(plain.data)
+
+
+def test_an_imported_battle_replays_as_the_original(app: Any, tmp_path: Any, computer_duel: Table) -> None:
+    """Export, import on another board, replay there: the same steps, views and events."""
+    from tests.conftest import make_app
+    from webapp.export import export_json, import_document, load_document
+
+    duel = computer_duel
+    play_duel(duel, undo=True)
+    original = gm_browser(duel).get(url(duel)).get_json()
+    other = make_app(tmp_path / "other")
+    try:
+        service = other.extensions["battleboard"].service
+        table, battle_id = import_document(service, load_document(export_json(duel.service, duel.battle_id)))
+        browser = other.test_client()
+        assert browser.get(f"/t/{table.slug}/gm?key={table.gm_token}").status_code == 302
+        imported = browser.get(f"/t/{table.slug}/battles/{battle_id}/replay.json").get_json()
+        assert imported["ok"] and [s["v"] for s in imported["steps"]] == [s["v"] for s in original["steps"]]
+        for mine, theirs in zip(imported["steps"], original["steps"], strict=True):
+            assert (mine["view"], mine["events"], mine["undone"], mine["kind"]) == (theirs["view"], theirs["events"], theirs["undone"], theirs["kind"])
+        assert imported["dice"] == original["dice"]
+        # an imported battle is not shared until its new GM says so
+        assert other.test_client().get(f"/t/{table.slug}/battles/{battle_id}/replay.json").status_code == 403
+    finally:
+        other.extensions["battleboard"].service.engine.dispose()
