@@ -46,20 +46,28 @@ def is_shareable(battle: Any) -> bool:
     return getattr(battle, "shareable", False) is True
 
 
-def dice_record(battle: Any) -> dict[str, Any]:
-    """The commitment, the players' seeds and the revealed seed, each None when not recorded."""
-    commitment = getattr(battle, "commitment", None) or (battle.state or {}).get("commitment")
-    client_seeds = getattr(battle, "client_seeds", None)
-    revealed = getattr(battle, "revealed_seed", None)
-    if revealed is None and commitment and battle.status == "ended" and getattr(battle, "seed", None):
-        revealed = battle.seed  # the seed is revealed when the battle ends
+def dice_record(battle: Any, rows: list[Any]) -> dict[str, Any]:
+    """The commitment, the players' seeds and the revealed seed, from the battle's log (the
+    ``dice.committed``, ``dice.entropy`` and ``dice.revealed`` events); None where not recorded (a
+    battle from before the dice were committed). All of it is public: every screen shows it."""
+    commitments = [r.payload.get("data", {}).get("commitment") for r in rows if r.type == "dice.committed"]
+    reveals = {r.payload.get("data", {}).get("commitment"): r.payload.get("data", {}).get("seed")
+               for r in rows if r.type == "dice.revealed"}
+    client_seeds = [{"seat": r.payload.get("data", {}).get("seat"), "client_seed": r.payload.get("data", {}).get("client_seed")}
+                    for r in rows if r.type == "dice.entropy"]
+    commitment = commitments[0] if commitments and isinstance(commitments[0], str) else None
+    revealed = reveals.get(commitment) if commitment else None
+    if revealed is not None and battle.status != "ended":  # never before the end (it is not in the log then)
+        revealed = None
     matches = None
-    if commitment and revealed:
-        matches = hashlib.sha256(str(revealed).encode()).hexdigest() == str(commitment).lower()
+    if commitment and isinstance(revealed, str):
+        matches = hashlib.sha256(revealed.encode()).hexdigest() == commitment.lower()
     return {
-        "commitment": commitment if isinstance(commitment, str) else None,
+        "commitment": commitment,
         "revealed_seed": revealed if isinstance(revealed, str) else None,
-        "client_seeds": client_seeds if isinstance(client_seeds, dict | list) and client_seeds else None,
+        "client_seeds": [f"{c['seat']}: {c['client_seed']}" for c in client_seeds] or None,
+        "mix": getattr(battle, "mix", None) or None,
+        "later_seeds": max(0, len(commitments) - 1),
         "matches": matches,
     }
 
@@ -143,7 +151,7 @@ def build_report(service: BattleService, battle_id: Any, *, gm: bool) -> dict[st
         "sides": {side: [c["name"] for c in combatants if c["side"] == side] for side in sides},
         "combatants": combatants,
         "moments": [{"text": e.get("text", ""), "type": e.get("type"), "visibility": e.get("visibility")} for e in moments],
-        "dice": {**dice_record(battle), "rolls": len(rolls), "kinds": sorted(dice_kinds.items())},
+        "dice": {**dice_record(battle, rows), "rolls": len(rolls), "kinds": sorted(dice_kinds.items())},
         "charts": charts,
         "versions": len(chain),
     }
@@ -261,7 +269,11 @@ def render_markdown(report: dict[str, Any], *, chart_files: dict[str, str] | Non
     out.append(f"- Commitment (SHA-256 of the seed): {dice['commitment'] or 'not recorded'}")
     out.append(f"- Revealed seed: {dice['revealed_seed'] or 'not recorded'}")
     if dice["client_seeds"]:
-        out.append(f"- Players' seeds: {dice['client_seeds']}")
+        out.append(f"- Players' seeds (seat: seed): {'; '.join(dice['client_seeds'])}")
+    if dice["mix"]:
+        out.append(f"- Mix of the players' seeds: {dice['mix']}")
+    if dice["later_seeds"]:
+        out.append(f"- Later seeds committed during the battle: {dice['later_seeds']} (see the export)")
     if dice["matches"] is not None:
         out.append("- The revealed seed matches the commitment." if dice["matches"] else "- The revealed seed does NOT match the commitment!")
     out.append("")

@@ -4,6 +4,7 @@ visibility, and ``battleboard report`` in Markdown and HTML."""
 from __future__ import annotations
 
 import base64
+import hashlib
 import random
 import re
 from pathlib import Path
@@ -90,7 +91,11 @@ def test_the_gm_report_of_every_system_has_its_chart_values_and_outcome(finished
     for combatant in battle.state["combatants"].values():
         assert combatant["name"].replace("&", "&amp;") in html
     assert html.count('data-testid="report-combatant"') == len(battle.state["combatants"])
-    assert 'data-testid="report-commitment"' in html
+    # the dice: the commitment made at the start, and the seed revealed at the end, which matches it
+    commitment = hashlib.sha256(battle.seed.encode()).hexdigest()
+    assert f'data-testid="report-commitment">{commitment}<' in html
+    assert f'data-testid="report-seed">{battle.seed}<' in html
+    assert "The revealed seed matches the commitment." in html
     # the chart's data: each side's series starts at the first snapshot's strength and ends at the last's
     report = report_module.build_report(service, battle_id, gm=True)
     from rules import report as rules_report
@@ -141,7 +146,7 @@ def test_a_running_battle_has_no_report_and_another_tables_battle_is_not_found(t
     assert client.get("/t/no-such-table/battles/1/report").status_code == 404
 
 
-def test_the_public_report_needs_a_shared_battle_and_shows_no_hidden_event(finished: Any, monkeypatch: Any) -> None:
+def test_the_public_report_needs_a_shared_battle_and_shows_no_hidden_event(finished: Any) -> None:
     app, battles, _ = finished
     service = app.extensions["battleboard"].service
     table, battle_id = battles["battles-and-balances"]
@@ -158,7 +163,7 @@ def test_the_public_report_needs_a_shared_battle_and_shows_no_hidden_event(finis
         refused = anyone.get(url)
         assert refused.status_code == 404 and "SECRET" not in refused.get_data(as_text=True)
         assert anyone.get(url + "?format=md").status_code == 404
-        monkeypatch.setattr(report_module, "is_shareable", lambda battle: True)  # the GM shared it
+        service.set_shareable(battle_id, table.id, True)  # the GM shared it
         public = anyone.get(url).get_data(as_text=True)
         assert 'data-public="yes"' in public and "SECRET" not in public
         assert "SECRET" not in anyone.get(url + "?format=md").get_data(as_text=True)
@@ -168,6 +173,7 @@ def test_the_public_report_needs_a_shared_battle_and_shows_no_hidden_event(finis
         gm = gm_client(app, table).get(url).get_data(as_text=True)
         assert all(f"SECRET-{v} is defeated." in gm for v in ("gm", "hidden", "combatant:c1"))
     finally:
+        service.set_shareable(battle_id, table.id, False)
         with service.session() as s:
             for row in s.exec(select(BattleEvent).where(BattleEvent.battle_id == battle_id, BattleEvent.index >= 90)):
                 s.delete(row)
@@ -175,13 +181,16 @@ def test_the_public_report_needs_a_shared_battle_and_shows_no_hidden_event(finis
 
 
 @pytest.mark.parametrize("system_id", ["eclipse-phase", "adnd"])
-def test_public_report_of_hidden_numbers_shows_what_the_spectators_see(finished: Any, system_id: str, monkeypatch: Any) -> None:
+def test_public_report_of_hidden_numbers_shows_what_the_spectators_see(finished: Any, system_id: str) -> None:
     app, battles, _ = finished
     service = app.extensions["battleboard"].service
-    _, battle_id = battles[system_id]
+    table, battle_id = battles[system_id]
     battle = service.battle(battle_id)
-    monkeypatch.setattr(report_module, "is_shareable", lambda battle: True)
-    report = report_module.build_report(service, battle_id, gm=False)
+    service.set_shareable(battle_id, table.id, True)
+    try:
+        report = report_module.build_report(service, battle_id, gm=False)
+    finally:
+        service.set_shareable(battle_id, table.id, False)
     labels = {label for c in report["combatants"] for label in c["end"]}
     if system_id == "adnd":  # the DM's hit points stay behind the screen
         assert "Hit points" not in labels
@@ -200,7 +209,8 @@ def test_markdown_and_html_from_the_command_line(finished: Any, monkeypatch: Any
         assert cli.main(["report", str(battle_id), "--format", "md"]) == 0
         md = capsys.readouterr().out
         assert md.startswith(f"# Battle report: {table.name}")
-        assert "## Key moments" in md and "## Strength over the battle" in md and "not recorded" in md
+        assert "## Key moments" in md and "## Strength over the battle" in md
+        assert f"Revealed seed: {app.extensions['battleboard'].service.battle(battle_id).seed}" in md
         out = tmp_path / f"{system_id}.md"
         assert cli.main(["report", str(battle_id), "--format", "md", "--output", str(out)]) == 0
         charts = sorted(tmp_path.glob(f"{system_id}-*.svg"))
@@ -215,5 +225,29 @@ def test_markdown_and_html_from_the_command_line(finished: Any, monkeypatch: Any
     assert cli.main(["report", "99999"]) == 1
     assert "no such battle" in capsys.readouterr().err
     # a battle the GM did not share has no public report
-    _, battle_id = battles["olympia"]
+    table, battle_id = battles["olympia"]
     assert cli.main(["report", str(battle_id), "--public"]) == 1
+    service = app.extensions["battleboard"].service
+    service.set_shareable(battle_id, table.id, True)
+    try:
+        capsys.readouterr()
+        assert cli.main(["report", str(battle_id), "--public", "--format", "md"]) == 0
+        assert "Public report: only what the table saw." in capsys.readouterr().out
+    finally:
+        service.set_shareable(battle_id, table.id, False)
+
+
+def test_a_battle_from_before_the_dice_were_committed_reads_not_recorded(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    service = app.extensions["battleboard"].service
+    table, battle_id = play_to_the_end(service, "phantoms-bane", seed="0ld-b4ttle-s33d-9f3e")
+    with service.session() as s:  # as an old database has it: no dice events in the log
+        for row in s.exec(select(BattleEvent).where(BattleEvent.battle_id == battle_id)):
+            if row.type.startswith("dice."):
+                s.delete(row)
+        s.commit()
+    report = report_module.build_report(service, battle_id, gm=True)
+    assert report["dice"]["commitment"] is None and report["dice"]["revealed_seed"] is None
+    html = gm_client(app, table).get(f"/t/{table.slug}/battles/{battle_id}/report").get_data(as_text=True)
+    assert 'data-testid="report-commitment">not recorded<' in html and 'data-testid="report-seed">not recorded<' in html
+    assert service.battle(battle_id).seed not in html
