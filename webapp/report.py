@@ -122,7 +122,7 @@ def build_report(service: BattleService, battle_id: Any, *, gm: bool) -> dict[st
     end_rows = rules_report.combatant_rows(end, public)
     combatants = [
         {"id": row["id"], "name": row["name"], "side": row["side"], "start": start_rows.get(row["id"], {}).get("values", {}),
-         "end": row["values"]}
+         "end": row["values"], "side_index": rules_report.sides(end).index(row["side"]) if row["side"] in rules_report.sides(end) else 0}
         for row in end_rows
     ]
     moments = [e for e in events if rules_report.is_key_moment(system.id, e)]
