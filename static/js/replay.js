@@ -200,7 +200,7 @@ function renderEvent(step) {
     step.undone ? h("span", { class: "r-tag r-tag-undone", dataset: { testid: "step-undone" } }, "Undone later by the GM") : null);
   els.event.dataset.long = lines.reduce((n, e) => n + e.text.length, 0) > 160 ? "true" : "false";
   replace(els.event, head, lines.length
-    ? h("ul", { class: "r-event-lines", dataset: { testid: "replay-event-lines" } }, lines.map((e) => eventLine({ ...e, undone: false })))
+    ? h("ul", { class: "r-event-lines", tabindex: "0", "aria-label": "This step's events", dataset: { testid: "replay-event-lines" } }, lines.map((e) => eventLine({ ...e, undone: false })))
     : h("p", { class: "d-muted" }, "Nothing anyone else could see happened in this step."));
 }
 

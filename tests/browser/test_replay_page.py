@@ -379,3 +379,25 @@ def test_the_grid_systems_replay_on_the_displays_grid(browser: Any, live_server:
         assert not errors, errors
     finally:
         context.close()
+
+
+def test_the_replay_page_has_no_serious_accessibility_violations(browser: Any, live_server: LiveServer, shots: Path) -> None:
+    """axe-core (as tests/browser/test_accessibility.py runs it) on the replay, desktop and phone."""
+    from tests.browser.test_accessibility import axe_source, axe_violations
+
+    source = axe_source.__wrapped__()  # type: ignore[attr-defined]
+    slug, gm_token, battle_id, _versions = play_duel(live_server)
+    found: list[str] = []
+    for label, viewport, extra in (("desktop", DESKTOP, {}), ("phone", PHONE, {"is_mobile": True, "has_touch": True})):
+        context, page, errors = open_replay(browser, live_server, slug, gm_token, battle_id, viewport, **extra)
+        try:
+            page.keyboard.press("End")
+            page.wait_for_timeout(900)  # the dice have rolled in
+            found += axe_violations(page, source, f"replay {label}")
+            assert not errors, errors
+        finally:
+            context.close()
+    # the display's own Phantom's Bane style dims a defeated duellist below 4.5:1 (static/css/display.css
+    # .pbd-card.is-down, .pbd-status: the table display's, reported to its owner); the replay's own parts must pass
+    found = [line for line in found if ".is-down" not in line and ".pbd-status" not in line]
+    assert not found, "\n".join(found)
