@@ -101,17 +101,47 @@ def test_a_phantoms_bane_duel_with_dice_typed_on_two_phones(browser: Any, live_s
         bob_context.close()
 
 
+def roll_due(phones: dict[str, Any], faces: dict[str, list[int]], shots: Path, seen: set[str]) -> bool:
+    """Type the next due roll on whichever phone shows it (d100s in two steps); False when none is due."""
+    for name, phone in phones.items():
+        if not phone.locator("[data-testid=dice-due]").count():
+            continue
+        prompt = phone.inner_text("[data-testid=dice-prompt]")
+        face = faces[name].pop(0)
+        if phone.locator("[data-testid=dice-tens]").count():
+            if "d100" not in seen:
+                phone.screenshot(path=str(shots / f"ep-{name}-d100-tens.png"))
+            phone.click(f"[data-testid=dice-entry] [data-testid=dice-tens][data-face='{face // 10}']")
+            phone.wait_for_selector("[data-testid=dice-units]")
+            if "d100" not in seen:
+                assert "tens: " in phone.inner_text("[data-testid=dice-due]")
+                phone.screenshot(path=str(shots / f"ep-{name}-d100-units.png"))
+                assert phone.evaluate("document.documentElement.scrollWidth") <= 375, "the units step is wider than the phone"
+                last = phone.locator("[data-testid=dice-units][data-face='9']").bounding_box()
+                assert last and last["x"] + last["width"] <= 375 and last["height"] >= 60
+                seen.add("d100")
+            type_face(phone, face % 10, "dice-units")
+        else:
+            assert re.match(r"Roll \d+d\d+ for ", prompt), prompt
+            count = int(prompt.split()[1].split("d")[0])
+            for _ in range(count - 1):
+                phone.click(f"[data-testid=dice-entry] [data-testid=dice-face][data-face='{face}']")
+            type_face(phone, face)
+        return True
+    return False
+
+
 def test_an_eclipse_phase_exchange_with_d100s_typed_on_phones(browser: Any, live_server: LiveServer, shots: Path) -> None:
     gm_context = browser.new_context(viewport={"width": 1400, "height": 900})
     alice_context, bob_context = browser.new_context(**PHONE), browser.new_context(**PHONE)
+    errors: list[str] = []
     try:
         gm, alice, bob = gm_context.new_page(), alice_context.new_page(), bob_context.new_page()
+        for p in (gm, alice, bob):
+            p.on("pageerror", lambda e: errors.append(str(e)))
         create_table(gm, live_server, "Real dice exchange", "eclipse-phase")
-        presets = [o for o in gm.locator("[data-testid=preset] option").all_inner_texts() if o.strip() and "choose" not in o.lower()]
-        for preset in presets[:2]:
-            gm.select_option("[data-testid=preset]", label=preset)
-            gm.click("[data-testid=stat-save]")
-            gm.wait_for_selector(f"[data-testid=lineup] >> text={preset}")
+        add_ep_preset(gm, "Jinx", 2, 5)
+        add_ep_preset(gm, "Habitat guard", 12, 5)
         join_as(alice, gm, "Alice")
         join_as(bob, gm, "Bob")
         give_to_player(gm, 0, "Alice")
@@ -119,27 +149,54 @@ def test_an_eclipse_phase_exchange_with_d100s_typed_on_phones(browser: Any, live
         set_who_rolls(gm, "players")
         gm.click("[data-testid=tab-lineup]")
         gm.click("[data-testid=start-battle]")
-        # initiative: each phone types its own d6 for initiative
-        for phone in (alice, bob):
-            phone.wait_for_selector("[data-testid=dice-due], [data-testid=dice-waiting]")
-        rolled = 0
-        for _ in range(6):
-            due = [p for p in (alice, bob) if p.locator("[data-testid=dice-due]").count()]
-            if not due:
-                alice.wait_for_timeout(300)
-                due = [p for p in (alice, bob) if p.locator("[data-testid=dice-due]").count()]
-                if not due:
-                    break
-            assert "initiative" in due[0].inner_text("[data-testid=dice-prompt]")
-            type_face(due[0], 6 - rolled)
-            rolled += 1
-        assert rolled >= 2
-        gm.screenshot(path=str(shots / "ep-gm-after-initiative.png"), full_page=True)
-        # the GM (console) attacks for whoever acts first through the board's own controls is out of
-        # scope here: the d100 entry is checked through a GM-forced attack roll on the phones below
-        state = gm.evaluate("1")
-        assert state == 1
+        phones = {"alice": alice, "bob": bob}
+        seen: set[str] = set()
+        # the first round's initiative is rolled as the battle starts, by the board (later rounds are typed)
+        alice.wait_for_selector("[data-testid=ep-initiative]")
+        if bob.locator("[data-testid=ep-end-turn]").count():
+            bob.click("[data-testid=ep-end-turn]")
+        alice.wait_for_selector("[data-testid=ep-declare-attack]")
+        alice.click("[data-testid=ep-target-c2]")
+        alice.click("[data-testid=ep-declare-attack]")
+        bob.wait_for_selector("[data-testid=ep-defend-fray]")
+        bob.click("[data-testid=ep-defend-fray]")
+        # Alice types her attack (35: a success under Guns 70), Bob his defence (81: a failure)
+        alice.wait_for_selector("[data-testid=dice-tens]")
+        expect(bob.locator("[data-testid=dice-waiting]")).to_contain_text("Yours is in")
+        faces = {"alice": [35, 4, 4, 4], "bob": [81, 50, 50]}
+        assert roll_due(phones, faces, shots, seen)
+        bob.wait_for_selector("[data-testid=dice-tens]")
+        assert roll_due(phones, faces, shots, seen)
+        for p in (gm, alice, bob):
+            p.wait_for_selector("[data-testid=ep-att-roll]")
+        assert alice.get_attribute("[data-testid=ep-att-roll]", "data-roll") == "35"
+        assert bob.get_attribute("[data-testid=ep-def-roll]", "data-roll") == "81"
+        # both accept; the damage (Alice's) and any SOM check (Bob's) are typed too
+        for _ in range(12):
+            if gm.locator("[data-testid=ep-exchange][data-phase=done]").count():
+                break
+            if roll_due(phones, faces, shots, seen):
+                continue
+            if alice.locator("[data-testid=ep-accept-c1]").count():
+                alice.click("[data-testid=ep-accept-c1]")
+            elif bob.locator("[data-testid=ep-accept-c2]").count():
+                bob.click("[data-testid=ep-accept-c2]")
+            gm.wait_for_timeout(300)
+        gm.wait_for_selector("[data-testid=ep-exchange][data-phase=done]")
+        assert gm.get_attribute("[data-testid=ep-exchange]", "data-result") == "hit"
+        expect(gm.locator("[data-testid=log] li", has_text=re.compile(r"damage.*\(real dice\)$|\(real dice\)$")).first).to_be_visible()
+        for name, page in (("gm", gm), ("alice", alice), ("bob", bob)):
+            page.screenshot(path=str(shots / f"ep-{name}-after-exchange.png"), full_page=True)
+        assert not errors, errors
     finally:
         gm_context.close()
         alice_context.close()
         bob_context.close()
+
+
+def add_ep_preset(gm: Any, preset: str, x: int, y: int) -> None:
+    gm.select_option("[data-testid=preset]", label=preset)
+    gm.fill("[data-testid=stat-form] input[name=x]", str(x))
+    gm.fill("[data-testid=stat-form] input[name=y]", str(y))
+    gm.click("[data-testid=stat-save]")
+    gm.wait_for_selector(f"[data-testid=lineup] >> text={preset}")
