@@ -362,7 +362,7 @@ def dice_view(state: Mapping[str, Any], viewer: Viewer) -> dict[str, Any] | None
         "switched": list(found["combatants"]),
         "due": None,
     }
-    waiting = found["pending"]
+    waiting = found["pending"] if state.get("status") != "ended" else None  # an ended battle waits for nothing
     if waiting is not None:
         need = waiting["need"]
         mine = viewer.is_gm or (viewer.role == "player" and viewer.seat in need["seats"])

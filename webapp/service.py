@@ -880,7 +880,7 @@ class BattleService:
 
         def step(battle: BattleRecord, system: Any, state: dict[str, Any], version: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
             waiting = physical_dice.pending(state)
-            if waiting is None:
+            if waiting is None or battle.status == "ended":
                 raise IllegalDeclaration("no roll is due: there is nothing to type in")
             if board:
                 entry = physical_dice.board_entry(state, command_dice(battle.seed, getattr(battle, "mix", "") or "", version, record))

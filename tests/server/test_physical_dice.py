@@ -177,3 +177,15 @@ def test_a_battle_with_typed_dice_replays_from_its_log(table: Table) -> None:
     assert table.state["physical"]["pending"] is None
     report = replay_battle(table.service, table.battle_id)
     assert report.ok, report.mismatches
+
+
+def test_ending_a_waiting_battle_asks_for_nothing_more(table: Table) -> None:
+    alice, bob, gm = table.alice(), table.bob(), table.gm()
+    choose(alice, table, "jharek", "attack")
+    choose(bob, table, "monster", "attack")
+    assert gm.emit("battle_end", {"battle_id": table.battle_id}, callback=True)["ok"]
+    alice.get_received()
+    view = alice.emit("sync", {"battle_id": table.battle_id, "since_v": 0}, callback=True)["battle"]["view"]
+    assert view["physical"]["due"] is None
+    ack = enter(alice, table, faces=[3])
+    assert ack["ok"] is False and "no roll is due" in ack["error"]
