@@ -216,8 +216,11 @@ const turnCue = (() => {
 function isMyTurn(view) {
   if (!view || role !== "player") return false;
   if (view.status === "ended") return false;
-  const marked = els.battle.querySelector("[data-your-turn]");
-  if (marked) return marked.dataset.yourTurn === "true";
+  // a module may say whether its due region asks the player to act (it may be in the board or moved already)
+  // (a fresh draw is still in the board when this runs; the moved copy in #due-now is then the last one)
+  let marks = [...els.battle.querySelectorAll("[data-your-turn]")];
+  if (!marks.length && els.battle.querySelector("[data-region]") === null && els.due) marks = [...els.due.querySelectorAll("[data-your-turn]")];
+  if (marks.length) return marks.some((m) => m.dataset.yourTurn === "true");
   return (view.legal || []).length > 0;
 }
 

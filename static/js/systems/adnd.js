@@ -270,7 +270,7 @@ export function render(root, view, ctx) {
       type: "button", class: x.combatant === t.combatant ? "selected" : "", dataset: { testid: `declare-for-${x.combatant}` },
       onclick: () => { draftFor = x.combatant; draft = {}; selected = x.combatant; render(root, view, ctx); },
     }, byId[x.combatant] ? byId[x.combatant].name : x.combatant))) : null;
-    return h("section", { class: "ad-card ad-declare", dataset: { testid: "declare-form", combatant: t.combatant, region: "due" } },
+    return h("section", { class: "ad-card ad-declare", dataset: { testid: "declare-form", combatant: t.combatant, region: "due", yourTurn: "true" } },
       switcher,
       h("h2", {}, t.label),
       t.clock ? h("p", { class: "ad-clock" }, h("span", { class: "ad-clock-text", dataset: { testid: "clock" } }, "")) : null,
@@ -328,7 +328,9 @@ export function render(root, view, ctx) {
   function playerActions() {
     const items = legal.filter((t) => t.type === "cancel" || t.type === "trigger");
     if (!items.length) return null;
-    return h("section", { class: "ad-card", dataset: { region: "due" } }, h("h2", {}, "During resolution"),
+    // calling off is optional (not a turn); a prepared action's trigger asks the player now
+    const asks = items.some((t) => t.type === "trigger");
+    return h("section", { class: "ad-card", dataset: { region: "due", yourTurn: String(asks) } }, h("h2", {}, "During resolution"),
       h("div", { class: "button-row" }, items.map((t) => h("button", {
         type: "button", class: `big ${t.type === "trigger" ? "primary" : "danger"}`, dataset: { testid: t.testid, action: t.type },
         onclick: () => ctx.send({ type: t.type, combatant: t.combatant }),
