@@ -156,9 +156,36 @@ def turn_paths(
     key = tuple(sorted((effective or {}).items()))
     if key not in fights:
         fight: list[tuple[Fraction, Any]] = []
-        # first's offence die against second's defence die, and second's offence die against first's defence die
-        for (first_offence, second_defence), w1 in PAIRS:
-            for (second_offence, first_defence), w2 in PAIRS:
+        # first's offence die against second's defence die, and second's offence die against first's defence
+        # die: the two exchanges of the turn. The differences that lead to no penetration or counter are
+        # grouped further by the damage their exchange does (read from the turn's record, with the other
+        # exchange at an even difference): the rest of the turn reads only the damage each side takes
+        first, second = state["order"]
+        even = next(pair for pair, _w in PAIRS if pair[0] == pair[1])
+
+        def exchange_damage(first_pair: tuple[int, int], second_pair: tuple[int, int], which: int) -> tuple[int, int]:
+            after = clone(state)
+            faces = prefix + ((first_pair[0],), (second_pair[1],), (second_pair[0],), (first_pair[1],))
+            pb._resolve_turn(after, ScriptedDice([f for group in faces for f in group]))
+            damage = after["last_turn"]["damage"]
+            if which == 1:  # first's blow at second, and second's counter on first
+                return damage[first]["counter"], damage[second]["hits"] + damage[second]["penetration"]
+            return damage[first]["hits"] + damage[first]["penetration"], damage[second]["counter"]
+
+        groups: list[dict[Any, list[Any]]] = [{}, {}]
+        for which in (1, 2):
+            for pair, weight in PAIRS:
+                special = abs(pair[0] - pair[1]) == 5  # a 6 against a 1: its 1-3 dice are walked below
+                if special:
+                    group_key: Any = ("special", pair)
+                elif which == 1:
+                    group_key = exchange_damage(pair, even, 1)
+                else:
+                    group_key = exchange_damage(even, pair, 2)
+                entry = groups[which - 1].setdefault(group_key, [Fraction(0), pair])
+                entry[0] += weight
+        for w1, (first_offence, second_defence) in groups[0].values():
+            for w2, (second_offence, first_defence) in groups[1].values():
                 dice_faces = prefix + ((first_offence,), (first_defence,), (second_offence,), (second_defence,))
                 for w, result in enumerate_dice(run, prefix=dice_faces):
                     fight.append((w1 * w2 * w, result))
