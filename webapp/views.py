@@ -450,25 +450,24 @@ def replay_page(slug: str, battle_id: int) -> Any:
         table, access = _replay_access(slug, battle_id)
     except ReplayRefused as exc:
         return render_template("error.html", message=str(exc)), exc.status
-    verifier, export_url = _replay_extras(table.slug, battle_id)
-    return render_template("replay.html", table=table, battle_id=battle_id, role=access.viewer.role, verifier=verifier, export_url=export_url)
+    verifier, export_url, report_url = _replay_extras(table.slug, battle_id)
+    return render_template("replay.html", table=table, battle_id=battle_id, role=access.viewer.role, verifier=verifier,
+                           export_url=export_url, report_url=report_url)
 
 
-def _replay_extras(slug: str, battle_id: int) -> tuple[str | None, str | None]:
-    """The standalone dice verifier served from static/ and the battle's export download, where
-    this build has them (they belong to the committed-dice work)."""
+def _replay_extras(slug: str, battle_id: int) -> tuple[str | None, str | None, str | None]:
+    """The standalone dice verifier served from static/, the battle's export download and its report,
+    where this build has them (they belong to the committed-dice and report work)."""
     from .replay_view import VERIFIER_FILES
 
     static_dir = Path(current_app.static_folder or "")
     verifier = next((url_for("static", filename=name) for name in VERIFIER_FILES if (static_dir / name).is_file()), None)
-    export_url = None
+    found: dict[str, str] = {}
     for rule in current_app.url_map.iter_rules():
-        if "export" in rule.rule and "battle_id" in rule.arguments and "GET" in (rule.methods or ()):
-            values = {"battle_id": battle_id, **({"slug": slug} if "slug" in rule.arguments else {})}
-            if set(rule.arguments) <= set(values):
-                export_url = url_for(rule.endpoint, **values)
-                break
-    return verifier, export_url
+        for kind in ("export", "report"):
+            if kind not in found and kind in rule.rule and "GET" in (rule.methods or ()) and set(rule.arguments) == {"slug", "battle_id"}:
+                found[kind] = url_for(rule.endpoint, slug=slug, battle_id=battle_id)
+    return verifier, found.get("export"), found.get("report")
 
 
 @bp.get("/t/<slug>/battles/<int:battle_id>/replay.json")

@@ -308,6 +308,9 @@ function renderLinks() {
   if (body.dataset.export) {
     links.push(h("a", { class: "r-link", href: body.dataset.export, dataset: { testid: "export-link" } }, "Download the battle (JSON)"));
   }
+  if (body.dataset.report) {
+    links.push(h("a", { class: "r-link", href: body.dataset.report, dataset: { testid: "report-link" } }, "The battle report"));
+  }
   const dice = data && data.dice;
   if (dice && dice.commitment) {
     links.push(h("span", { class: "r-seal", dataset: { testid: "dice-seal" } },

@@ -242,6 +242,9 @@ def test_a_whole_duel_replays_step_by_step_for_the_gm(browser: Any, live_server:
         assert "wins the duel" in page.inner_text("[data-testid=log]") or "ended" in page.inner_text("[data-testid=log]")
         assert page.is_visible("[data-testid=gm-console-link]")
         assert page.locator("[data-testid=verifier-link], [data-testid=verifier-link-missing]").count() == 1
+        assert page.get_attribute("[data-testid=export-link]", "href") == f"/t/{slug}/battles/{battle_id}/export.json"
+        assert page.get_attribute("[data-testid=report-link]", "href") == f"/t/{slug}/battles/{battle_id}/report"
+        assert page.inner_text("[data-testid=revealed-seed]") == "replay-browser-duel"
         no_overflow(page, "desktop duel")
         assert not errors, errors
     finally:
