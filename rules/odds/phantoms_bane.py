@@ -10,7 +10,9 @@ difference or a total:
   whichever faces failed, so the blows are enumerated once after one failing set of faces;
 - the four combat dice by the two differences that matter: attacker's offence die against the
   defender's defence die, each way (a 6 against a 1 is the only difference of five, so the
-  penetrations and counters keep their own class);
+  penetrations and counters keep their own class); the other differences of each exchange are
+  grouped again by the damage they do, as the turn's own record reports it (the rest of the turn
+  reads only the damage each side takes);
 - the 1-3 dice of penetrations and counters face by face.
 """
 
