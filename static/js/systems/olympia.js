@@ -133,7 +133,7 @@ export function render(root, view, ctx) {
     if (!units.length && !forms.length) return null;
     const rowName = (b) => (b === 0 ? "Front" : `Back ${b}`);
     const movable = units.filter((u) => moves[u.id]);
-    return h("section", { class: "ol-card ol-orders", dataset: { testid: "ol-orders", region: "due" } },
+    return h("section", { class: "ol-card ol-orders", dataset: { testid: "ol-orders", region: "due", yourTurn: String(movable.length > 0 || forms.length > 0) } },
       movable.length ? h("h2", {}, "Your units' rows") : null,
       movable.map((u) => {
         const key = sideOf(u.id);
@@ -144,7 +144,7 @@ export function render(root, view, ctx) {
         const choices = [];
         for (let b = 0; b <= deepest; b += 1) choices.push(b);
         return h("div", { class: "ol-order" },
-          h("strong", {}, u.name),
+          h("div", {}, h("strong", {}, u.name), h("span", { class: "muted" }, ` · ${fmt(u.men)} men · side ${key}`)),
           h("div", { class: "button-row ol-row-buttons", role: "group", "aria-label": `Row of ${u.name}` }, choices.map((b) => h("button", {
             type: "button",
             class: `ol-row-choice${b === here ? " selected" : ""}`,
