@@ -548,6 +548,12 @@ class BattleService:
             s.refresh(table)
             return table
 
+    def lineup_roster(self, table_id: int) -> int | None:
+        """The roster the table's lineup came from (read afresh: a table read for a new battle on
+        PostgreSQL carries only the columns the battle needs)."""
+        with self.engine.connect() as conn:
+            return conn.execute(sa_select(GameTable.__table__.c.roster_id).where(GameTable.__table__.c.id == table_id)).scalar()  # type: ignore[attr-defined]
+
     def save_survivors(self, table_id: int, battle_id: Any, *, roster_id: Any = None, name: Any = None,
                        load: bool = True) -> tuple[Roster, list[dict[str, Any]], list[str]]:
         """Write the survivors of a finished battle into a roster of the table's library: a new one

@@ -113,7 +113,7 @@ class Hub:
                 presets=system.presets(),
                 rosters=self.service.rosters(system.id, table.library),
                 # the roster the lineup came from (survivors may be written back over it), or None
-                roster_id=getattr(table, "roster_id", None),
+                roster_id=self.service.lineup_roster(table.id),
                 screens=[
                     {"id": screen.public_id, "label": screen.label, "paired_at": screen.paired_at.isoformat() if screen.paired_at else None}
                     for screen in self.service.screens_of(table.id)
