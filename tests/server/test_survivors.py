@@ -213,3 +213,48 @@ def test_a_lineup_changed_since_the_battle_is_refused(app: Any) -> None:
     assert ack(gm, "lineup_set", {"lineup": lineup})["ok"]
     reply = ack(gm, "survivors_save", {"battle_id": battle_id, "name": "Late"})
     assert reply["ok"] is False and "lineup has changed" in reply["error"]
+
+
+def test_on_postgresql_the_survivors_go_back_and_the_report_reads_the_battle(tmp_path: Any) -> None:
+    """The same round trip on PostgreSQL (the command path there reads the table in its own way)."""
+    from tests.conftest import make_app
+    from tests.services.conftest import PG_ADMIN_URL, _pg_connect, create_database, drop_database, missing
+    from webapp.report import build_report
+
+    try:
+        _pg_connect(PG_ADMIN_URL).close()
+    except Exception as exc:  # noqa: BLE001
+        missing(f"no PostgreSQL at {PG_ADMIN_URL}: {exc}")
+    url = create_database(PG_ADMIN_URL)
+    app = make_app(tmp_path, database_url=url)
+    try:
+        service = app.extensions["battleboard"].service
+        table = service.create_table("On PostgreSQL", "adnd")
+        gm = client(app, table.slug, table.gm_token)
+        assert ack(gm, "lineup_set", {"lineup": cli.demo_lineup("adnd")})["ok"]
+        saved = ack(gm, "roster_save", {"name": "Party"})
+        battle_id = ack(gm, "battle_start", {})["battle_id"]
+        assert ack(gm, "sync", {})["table"]["roster_id"] == saved["roster_id"]  # after a start, too
+        fight(service, battle_id, "adnd", steps=80)
+        if service.battle(battle_id).status != "ended":
+            assert ack(gm, "battle_end", {"battle_id": battle_id})["ok"]
+        end = service.battle(battle_id).state
+        report = build_report(service, battle_id, gm=True)
+        assert report["charts"] and report["dice"]["commitment"]
+        reply = ack(gm, "survivors_save", {"battle_id": battle_id, "roster_id": saved["roster_id"]})
+        assert reply["ok"], reply
+        lineup = ack(gm, "sync", {})["table"]["lineup"]
+        fresh = [dict(e, id=f"new{i}", name=f"Fresh {e['name']}"[:40]) for i, e in enumerate(cli.demo_lineup("adnd"))
+                 if e["name"] in reply["left_out"]]
+        assert ack(gm, "lineup_set", {"lineup": lineup + fresh})["ok"]
+        restarted = ack(gm, "battle_start", {})
+        assert restarted["ok"], restarted
+        new = service.battle(restarted["battle_id"]).state["combatants"]
+        by_name = {c["name"]: c for c in end["combatants"].values()}
+        for c in new.values():
+            if not c["name"].startswith("Fresh "):
+                assert carried_values("adnd", c) == carried_values("adnd", by_name[c["name"]])
+        gm.disconnect()
+    finally:
+        app.extensions["battleboard"].service.engine.dispose()
+        drop_database(PG_ADMIN_URL, url)
