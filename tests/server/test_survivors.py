@@ -82,6 +82,10 @@ def test_survivors_written_over_their_roster_start_the_next_battle_where_this_on
         assert ack(gm, "battle_end", {"battle_id": battle_id})["ok"]
     end = service.battle(battle_id).state
     expected, left_out = carry_over(end, service.table(table_id=table.id).lineup)
+    if not expected:  # everyone fell (a drawn duel): nothing to write, and nothing is written
+        reply = ack(gm, "survivors_save", {"battle_id": battle_id, "roster_id": saved["roster_id"]})
+        assert reply["ok"] is False and "nobody survived" in reply["error"]
+        return
 
     reply = ack(gm, "survivors_save", {"battle_id": battle_id, "roster_id": saved["roster_id"]})
     assert reply["ok"], reply
@@ -258,3 +262,25 @@ def test_on_postgresql_the_survivors_go_back_and_the_report_reads_the_battle(tmp
     finally:
         app.extensions["battleboard"].service.engine.dispose()
         drop_database(PG_ADMIN_URL, url)
+
+
+def test_when_nobody_survived_nothing_is_written(app: Any) -> None:
+    service = app.extensions["battleboard"].service
+    table = service.create_table("Draw", "phantoms-bane")
+    service.set_lineup(table.id, cli.demo_lineup("phantoms-bane"))
+    battle_id = service.start_battle(table.id, seed="draw").battle_id
+    service.end_battle(battle_id, Viewer.gm())
+    with service.session() as s:  # both fell in the same turn
+        from webapp.models import Battle
+
+        battle = s.get(Battle, battle_id)
+        state = dict(battle.state)
+        state["combatants"] = {cid: {**c, "health": 0, "defeated": True} for cid, c in state["combatants"].items()}
+        battle.state = state
+        s.add(battle)
+        s.commit()
+    gm = client(app, table.slug, table.gm_token)
+    reply = ack(gm, "survivors_save", {"battle_id": battle_id, "name": "Nobody"})
+    assert reply["ok"] is False and reply["code"] == "illegal" and "nobody survived" in reply["error"]
+    with service.session() as s:
+        assert s.exec(select(Roster)).all() == []
