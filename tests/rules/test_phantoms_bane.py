@@ -335,8 +335,9 @@ def test_set_escape_toggles_mid_fight() -> None:
 
 
 def test_escape_possible_alias_in_options() -> None:
-    assert PB.validate_options({"escape_possible": False}) == {"escape_impossible": True}
-    assert PB.validate_options({}) == {"escape_impossible": False}
+    # who_rolls: the option every battle has (rules/physical.py)
+    assert PB.validate_options({"escape_possible": False}) == {"escape_impossible": True, "who_rolls": "board"}
+    assert PB.validate_options({}) == {"escape_impossible": False, "who_rolls": "board"}
 
 
 # --- penetrations and counters --------------------------------------------------------------------
