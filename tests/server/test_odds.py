@@ -257,3 +257,30 @@ def test_every_system_answers_each_seat_for_its_own_and_leaks_nothing(tmp_path: 
         assert answered >= 1, f"{system_id}: no seat got any odds"
     finally:
         service.engine.dispose()
+
+
+# --- random questions in every system: a clear answer or a clear refusal, nothing changed, nothing leaked --
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from tests.server.test_fuzz import IN_CI, KNOWN_CODES, check_answer, fuzzed, json_values  # noqa: E402,F401
+
+ODDS_KEYS = ["type", "combatant", "target", "option", "kind", "weapon", "mode", "battles", "attribute", "difficulty",
+             "a_combatant", "b_combatant", "a_attribute", "b_attribute", "visibility", "pool", "bonus", "called_shot"]
+
+
+@settings(max_examples=30, deadline=None, derandomize=IN_CI, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(data=st.data())
+def test_random_odds_questions(fuzzed: Any, data: Any) -> None:  # noqa: F811 - the fixture of test_fuzz
+    role = data.draw(st.sampled_from(["gm", "player", "spectator"]), label="role")
+    plausible_values = st.sampled_from(fuzzed.combatants + ["press", "attack", "melee", "charge", "single", "muscle", 0, 1, 20, None, True, -1])
+    declaration = data.draw(st.dictionaries(st.sampled_from(ODDS_KEYS), plausible_values | json_values, max_size=5), label="declaration")
+    payload = data.draw(st.sampled_from([{"battle_id": fuzzed.battle_id, "declaration": declaration},
+                                         {"battle_id": fuzzed.battle_id, "declaration": json.loads(json.dumps(declaration))},
+                                         {"declaration": declaration}, declaration]), label="payload")
+    before = fuzzed.dump()
+    ack = fuzzed.clients[role].emit("odds", payload, callback=True)
+    check_answer(fuzzed, role, "odds", payload, ack, before)
+    assert ack["ok"] or ack["code"] in KNOWN_CODES
+    assert fuzzed.dump() == before, "a question changed the database"
