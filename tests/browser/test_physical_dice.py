@@ -51,14 +51,17 @@ def test_a_phantoms_bane_duel_with_dice_typed_on_two_phones(browser: Any, live_s
         phones = {"c1": alice, "c2": bob}
         # each turn: both choose attack; Jharek rolls 6s, the monster 1s (Jharek gets through with a half-die)
         faces = {"c1": 6, "c2": 1}
-        shot_taken = False
-        for _turn in range(12):
+        shot_taken = overridden = False
+        for turn in range(1, 13):
+            if turn > 1:  # every screen has the last turn settled before the next choices
+                for page in (gm, alice, bob):
+                    page.wait_for_selector(f"[data-testid=last-turn][data-turn='{turn - 1}'], [data-testid=outcome]")
             if alice.locator("[data-testid=outcome]").count():
                 break
             for cid, phone in phones.items():
                 phone.wait_for_selector(f"[data-testid=choose-attack][data-combatant={cid}]")
             alice.click("[data-testid=choose-attack][data-combatant=c1]")
-            alice.wait_for_selector("[data-testid=chosen-c1][data-chosen=true]")
+            gm.wait_for_selector("[data-testid=chosen-c1][data-chosen=true]")
             # one side has chosen: nothing to roll yet (the choice stays secret)
             assert alice.locator("[data-testid=dice-due]").count() == 0
             bob.click("[data-testid=choose-attack][data-combatant=c2]")
@@ -87,12 +90,20 @@ def test_a_phantoms_bane_duel_with_dice_typed_on_two_phones(browser: Any, live_s
                     assert box and box["height"] >= 60 and box["width"] >= 60, "face buttons are big enough for a thumb"
                     assert phone.evaluate("document.documentElement.scrollWidth") <= 375
                     shot_taken = True
+                if due_on == "c2" and not overridden:
+                    # Bob looks away: the GM rolls his die with the board's dice from the console
+                    before = version(gm)
+                    gm.click("[data-testid=dice-entry] [data-testid=dice-board]")
+                    expect(gm.locator("[data-testid=battle]")).not_to_have_attribute("data-version", str(before))
+                    overridden = True
+                    continue
                 face = faces[due_on] if "d3" not in prompt else 3
                 type_face(phone, face)
         alice.wait_for_selector("[data-testid=outcome]")
         gm.wait_for_selector("[data-testid=outcome]")
         # the log and the tray mark the typed dice with a hand
         expect(gm.locator("[data-testid=log] li", has_text=re.compile(r"^Turn 1: dice .*\(real dice\)$")).first).to_be_visible()
+        assert overridden
         gm.screenshot(path=str(shots / "pb-gm-ended.png"), full_page=True)
         alice.screenshot(path=str(shots / "pb-phone-ended.png"), full_page=True)
     finally:
