@@ -17,8 +17,12 @@ export function mountExportButton(after, table, state, ctx) {
   const battleId = state.battleId;
   const ended = state.status === "ended";
   const href = `/t/${encodeURIComponent(table.slug)}/battles/${battleId}/export.json`;
-  const link = h("a", { href, download: `battle-${table.slug}-${battleId}.json`, class: "button", dataset: { testid: "export-battle" } },
-    ended ? "Download this battle (JSON, with the revealed dice seed)" : "Download this battle so far (JSON; the seed comes with the end)");
+  const link = h("a", { href, download: `battle-${table.slug}-${battleId}.json`, dataset: { testid: "export-battle" } },
+    ended ? "⬇ Download this battle" : "⬇ Download this battle so far");
+  const what = ended
+    ? " One JSON file: every command, event and die, the commitment, the players' seeds and the revealed dice seed. Anyone can check it with battleboard verify or "
+    : " One JSON file of the log so far; the dice seed comes with the end. ";
+  const script = h("a", { href: "/static/verify_dice.py", download: "verify_dice.py", dataset: { testid: "verify-script" } }, "verify_dice.py");
   const box = h("input", { type: "checkbox", id: `share-${battleId}`, dataset: { testid: "share-battle" } });
   box.checked = !!shared.get(battleId);
   box.addEventListener("change", async () => {
@@ -26,9 +30,10 @@ export function mountExportButton(after, table, state, ctx) {
     if (ack && ack.ok) shared.set(battleId, ack.shareable);
     else box.checked = !box.checked;
   });
-  const label = h("label", { for: `share-${battleId}` },
-    " Share this battle once it has ended: anyone with its link may see the replay, the report and this download");
-  replace(panel, h("p", {}, link), h("p", {}, box, label));
+  replace(panel,
+    h("p", { class: "report-link" }, link, h("span", { class: "muted" }, what, ended ? script : null, ended ? "." : null)),
+    h("label", { class: "assign-row", for: `share-${battleId}` }, box,
+      h("span", {}, " Share once ended: anyone with the link sees the replay, the report and this file")));
   if (ended && !shared.has(battleId)) { // learn whether it is shared already (the replay link says)
     fetch(`/t/${encodeURIComponent(table.slug)}/battles/${battleId}/replay/link`, { credentials: "same-origin" })
       .then((r) => r.json()).then((answer) => {
