@@ -189,3 +189,30 @@ def test_ending_a_waiting_battle_asks_for_nothing_more(table: Table) -> None:
     assert view["physical"]["due"] is None
     ack = enter(alice, table, faces=[3])
     assert ack["ok"] is False and "no roll is due" in ack["error"]
+
+
+def test_a_phone_that_reloads_gets_the_roll_due_again(table: Table) -> None:
+    alice, bob = table.alice(), table.bob()
+    choose(alice, table, "jharek", "attack")
+    choose(bob, table, "monster", "attack")
+    alice.disconnect()
+    again = table.alice()
+    view = again.emit("sync", {"battle_id": table.battle_id, "since_v": 0}, callback=True)["battle"]["view"]
+    assert view["physical"]["due"]["prompt"] == "Roll 1d6 for Jharek offence die" and view["legal"] == []
+    assert enter(again, table, faces=[2])["ok"]
+
+
+def test_everyone_rolls_and_the_gm_types_for_the_gms_monster(app: Any) -> None:
+    t = Table(app, start=False, foe_controller="gm")
+    t.service.set_options(t.table.id, {"who_rolls": "all"})
+    t.battle_id = t.service.start_battle(t.table.id, seed="fixed-seed").battle_id
+    alice, gm = t.alice(), t.gm()
+    choose(alice, t, "jharek", "defend")
+    choose(gm, t, "monster", "defend")
+    for client, face in ((alice, 3), (alice, 3)):
+        assert enter(client, t, faces=[face])["ok"]
+    need = pending(t.state)["need"]
+    assert need["purpose"] == "Wild Monster offence die" and need["seats"] == []
+    assert enter(alice, t, faces=[3])["code"] == "forbidden"  # the GM's monster: only the GM types it
+    assert enter(gm, t, faces=[3])["ok"] and enter(gm, t, faces=[3])["ok"]
+    assert pending(t.state) is None
