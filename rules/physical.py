@@ -1,9 +1,15 @@
 """Physical dice: rolls that a player (or the GM) rolls at the table and types in.
 
-A battle's ``state["physical"]`` says who rolls (absent: the board rolls everything)::
+Who rolls is the battle's option ``who_rolls`` (every system keeps its options in ``state["options"]``:
+``board``, the default; ``players``, their own combatants; ``all``, the GM typing for the rest), and
+``state["physical"]`` keeps what changed since (absent until then)::
 
     {"mode": "board" | "players" | "all", "combatants": [ids switched to physical dice by the GM],
-     "pending": None | {...the declaration waiting for dice...}}
+     "pending": None | {"declaration", "viewer", "entries", "need", "board"}}
+
+``need`` is the roll due: ``{roller, roller_name, seats, count, low, high, die, notation, purpose,
+modifier}`` (``seats``: the player seats that may type it; the GM always may). Views get
+:func:`dice_view`; the declaration waiting is never part of any view.
 
 A rule system says whose roll a roll is at its call site: ``rolled_by(dice, combatant_id).roll(...)``
 (or a side, ``"side:A"``, or ``"gm"`` for the GM's own procedural rolls; a roll without a roller is
