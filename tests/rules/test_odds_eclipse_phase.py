@@ -35,7 +35,7 @@ def battle(**changes: Any) -> dict[str, Any]:
     return state
 
 
-def test_judge(roll: int, target: int) -> tuple[bool, bool, int]:
+def judged(roll: int, target: int) -> tuple[bool, bool, int]:
     if roll == 0:
         return True, True, 0
     if roll == 99:
@@ -46,7 +46,6 @@ def test_judge(roll: int, target: int) -> tuple[bool, bool, int]:
     return success, critical, superior
 
 
-test_judge.__test__ = False  # type: ignore[attr-defined]  # a helper, not a test
 
 
 def dice_sums(count: int, sides: int) -> dict[int, Fraction]:
@@ -64,12 +63,12 @@ def reference(attack: int, defence: int | None, dv: tuple[int, int, int], armour
     share = Fraction(1, 100 * len(defence_rolls))
     hits: dict[tuple[bool, int], Fraction] = {}  # P(hit) by what the damage reads of the attack roll
     for a in range(100):
-        a_ok, a_crit, superior = test_judge(a, attack)
+        a_ok, a_crit, superior = judged(a, attack)
         if not a_ok:
             continue
         for d in defence_rolls:
             if d is not None:
-                d_ok, d_crit, _ = test_judge(d, defence)
+                d_ok, d_crit, _ = judged(d, defence)
                 if d_ok and (d_crit and not a_crit or d_crit == a_crit and a <= d):
                     continue
             share_hit = share / 2 if blind else share  # a blind attack misses on 00-49 anyway
