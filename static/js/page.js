@@ -336,6 +336,23 @@ function ctxBase() {
   };
 }
 
+// The table's map, blocked squares and token looks under every grid a system module draws: the
+// module passes the battle's positions, the table adds what it looks like (the battle's own blocked
+// squares win over the table's).
+function boardGrid(view) {
+  const board = (table && table.board) || {};
+  const looks = board.tokens || {};
+  return {
+    ...grid,
+    renderGrid: (container, spec) => grid.renderGrid(container, {
+      map: board.map || null,
+      blocked: (view && view.blocked) || board.blocked || [],
+      ...spec,
+      tokens: (spec.tokens || []).map((t) => ({ ...(looks[t.id] || {}), ...t })),
+    }),
+  };
+}
+
 function renderBattle(state) {
   const root = els.battle;
   root.dataset.version = String(state.v);
@@ -344,7 +361,7 @@ function renderBattle(state) {
       h("p", { class: "big-text" }, role === "gm" ? "No battle yet: build the lineup and start one." : "Waiting for the GM to start a battle…")));
     return;
   }
-  const ctx = { ...ctxBase(), events: state.events, version: state.v, battleId: state.battleId };
+  const ctx = { ...ctxBase(), grid: boardGrid(state.view), events: state.events, version: state.v, battleId: state.battleId };
   try {
     systemModule.render(root, state.view, ctx);
   } catch (err) {
