@@ -4,6 +4,24 @@
 // after the roll, and the GM's tools. Every number and every legal choice comes from the server's view.
 
 import * as kit from "../kit.js"; // the shared front-end kit (token, die, health bar, turn strip, action button, panel)
+import * as odds from "../odds.js"; // odds before committing, from the server (issue 17)
+
+// the attack builder's odds: asked again (debounced) as the builder changes; drawn into the builder now shown
+let oddsEls = null;
+const scheduleOdds = odds.debounced((answer) => {
+  if (!oddsEls || !oddsEls.line.isConnected) return;
+  drawBuilderOdds(answer);
+});
+function drawBuilderOdds(answer) {
+  const { line, slot } = oddsEls;
+  if (!answer) { line.textContent = "Odds: not available for this attack."; slot.replaceChildren(); return; }
+  const text = odds.compactText(answer, [{ key: "hit", word: "hit", always: true }, { key: "wound", word: "wound", always: true }, { key: "dead", word: "killed" }]);
+  line.textContent = `Odds: ${text}`;
+  line.dataset.state = "ready";
+  const likely = (answer.cases || []).find((c) => c.key === answer.most_likely);
+  if (likely && answer.cases.length > 1) line.append(` (against ${likely.key.replace(/^defence_/, "").replace(/_/g, " ")}, the likely defence)`);
+  slot.replaceChildren(odds.disclosure(answer, { summary: "Odds in detail, each defence", id: "ep-builder" }));
+}
 
 let selected = null; // token tapped to read its distance from the active combatant
 let moveMode = false; // the acting viewer is picking a square to move to
@@ -338,11 +356,23 @@ export function render(root, view, ctx) {
           o.choices.map(([id, label]) => h("option", { value: id, selected: builder[o.name] === id }, label))))),
       poolPicker(t.pools, builder.pool, (v) => { builder.pool = v; }, "ep-pool"),
     );
-    const declare = () => {
+    const currentDecl = () => {
       const decl = { type: "attack", combatant: t.combatant, target: builder.target, weapon: builder.weapon, mode: builder.mode, bonus: builder.bonus, pool: builder.pool, visibility: builder.visibility };
       for (const o of shown) if (o.kind === "bool") decl[o.name] = Boolean(builder.flags[o.name]);
-      ctx.send(decl).then((ack) => { if (ack && ack.ok) builder = freshBuilder(); });
+      return decl;
     };
+    const declare = () => {
+      ctx.send(currentDecl()).then((ack) => { if (ack && ack.ok) builder = freshBuilder(); });
+    };
+    // the odds of the attack as built, asked again as it changes
+    const oddsLine = preview ? h("p", { class: "odds-inline ep-odds", role: "status", dataset: { testid: "ep-odds", state: "asking" } }, "Odds: working out…") : null;
+    const oddsSlot = preview ? h("div", { class: "odds-slot" }) : null;
+    if (preview) {
+      const previous = oddsEls && oddsEls.line.isConnected ? oddsEls.line : null;
+      if (previous && previous.dataset.state === "ready") { oddsLine.textContent = previous.textContent; oddsLine.dataset.state = "stale"; }
+      oddsEls = { line: oddsLine, slot: oddsSlot };
+      queueMicrotask(() => scheduleOdds(ctx, currentDecl()));
+    }
     return h(
       "section",
       { class: "ep-builder", dataset: { testid: "ep-attack" } },
@@ -360,7 +390,9 @@ export function render(root, view, ctx) {
         h("div", { class: "ep-tn-row" },
           h("div", { class: "ep-tn" }, h("span", { class: "ep-tn-label" }, "Target number"), h("span", { class: "ep-tn-value" }, String(preview.target))),
           h("button", { type: "button", class: "big primary ep-declare", dataset: { testid: "ep-declare-attack", action: "attack" }, onclick: declare }, "Declare attack")),
+        oddsLine,
         chosen.length ? h("p", {}, `Your options: ${chosen.join("; ")}. The exact target number shows once declared; you can still withdraw then.`) : null,
+        oddsSlot,
       ) : h("div", {}, h("p", { class: "muted" }, "No weapon reaches that target."),
         h("button", { type: "button", class: "big primary ep-declare", disabled: true, dataset: { testid: "ep-declare-attack", action: "attack" } }, "Declare attack")),
       more,

@@ -2,6 +2,7 @@
 // Draws only what the server sent; what a viewer may do comes from view.legal.
 
 import * as kit from "../kit.js"; // the shared front-end kit (token, die, health bar, turn strip, action button, panel)
+import * as odds from "../odds.js"; // odds before choosing, from the server (issue 17)
 
 const OPTION_ORDER = ["press", "attack", "defend", "run_away"];
 const ATTR_LABEL = { offence: "Offence", defence: "Defence", health: "Health" };
@@ -161,6 +162,22 @@ export function render(root, view, ctx) {
 
   function chooseButtons(cid, templates) {
     const byOption = Object.fromEntries(templates.map((t) => [t.option, t]));
+    const row = chooseRow(cid, templates, byOption);
+    // the odds of each option (averaged over the foe's options) on its button, the table a tap away
+    const slot = h("div", { class: "odds-slot", dataset: { testid: "odds-slot" } });
+    odds.withOdds(ctx, { type: "choose", combatant: cid }, (answer) => {
+      for (const choice of answer.choices || []) {
+        const button = row.querySelector(`[data-option="${choice.option}"]`);
+        if (button) odds.decorate(button, choice, choice.option === "run_away"
+          ? [{ key: "escape", word: "escape", always: true }, { key: "deal_damage", word: "hit" }]
+          : [{ key: "deal_damage", word: "hit", always: true }, { key: "defeat_foe", word: "win" }]);
+      }
+      replace(slot, odds.disclosure(answer, { summary: "Odds of each option, per foe's choice", id: `pb-${cid}` }));
+    }, () => row.isConnected);
+    return [row, slot];
+  }
+
+  function chooseRow(cid, templates, byOption) {
     return h(
       "div",
       { class: "pb-options" },
