@@ -8,6 +8,7 @@
 import { h, handIcon, replace } from "./ui.js";
 
 let progress = { key: "", faces: [], tens: null, sending: false };
+let switchesOpen = false;
 
 function styles(ctx) {
   if (document.getElementById("dice-entry-css")) return;
@@ -33,7 +34,10 @@ function isD100(due) {
 function send(ctx, payload) {
   progress.sending = true;
   return ctx.command("dice_enter", payload).then((ack) => {
-    if (!ack || !ack.ok) { progress.sending = false; progress.faces = []; progress.tens = null; }
+    if (!ack || !ack.ok) {
+      progress.sending = false; progress.faces = []; progress.tens = null;
+      if (ack && ack.code === "stale" && ctx.conn && ctx.conn.sync) ctx.conn.sync(); // the battle moved on: look again
+    }
     return ack;
   });
 }
@@ -108,7 +112,7 @@ function switches(physical, ctx) {
   const on = new Set((physical && physical.physical) || []);
   const mode = (physical && physical.mode) || "board";
   const words = { board: "the board rolls everything", players: "players roll their own dice", all: "everyone rolls real dice" };
-  return h("details", { class: "dice-entry-switches", dataset: { testid: "dice-switches" } },
+  const details = h("details", { class: "dice-entry-switches", open: switchesOpen, dataset: { testid: "dice-switches" } },
     h("summary", {}, `Real dice (${on.size} of ${lineup.length}) — ${words[mode] || mode}`),
     h("p", { class: "muted" }, "Switch one combatant to real dice (or back to the board's) at any time."),
     h("ul", {}, lineup.map((c) => h("li", {},
@@ -116,6 +120,8 @@ function switches(physical, ctx) {
         type: "button", class: "dice-switch", "aria-pressed": String(on.has(c.id)), dataset: { testid: `dice-switch-${c.id}` },
         onclick: () => ctx.command("dice_physical", { combatant: c.id, physical: !on.has(c.id) }),
       }, `${c.name}: ${on.has(c.id) ? "real dice" : "board's dice"}`)))));
+  details.addEventListener("toggle", () => { switchesOpen = details.open; }); // stays open across redraws
+  return details;
 }
 
 export function renderDiceEntry(battleRoot, view, ctx) {

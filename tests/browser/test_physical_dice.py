@@ -34,6 +34,23 @@ def type_face(page: Any, face: int, testid: str = "dice-face") -> None:
         expect(page.locator("[data-testid=battle]")).not_to_have_attribute("data-version", str(before))
 
 
+def choose_on(phone: Any, gm: Any, cid: str, settled: bool = True) -> None:
+    """Attack with ``cid`` from its phone; once more if the phone's view was behind (a stale refusal
+    makes the page look again)."""
+    for attempt in range(3):
+        phone.click(f"[data-testid=choose-attack][data-combatant={cid}]")
+        try:
+            if settled:
+                gm.wait_for_selector(f"[data-testid=chosen-{cid}][data-chosen=true]", timeout=4000)
+            else:
+                gm.wait_for_selector("[data-testid=dice-due], [data-testid=outcome]", timeout=4000)
+            return
+        except Exception:
+            if attempt == 2:
+                raise
+            phone.wait_for_timeout(500)
+
+
 def test_a_phantoms_bane_duel_with_dice_typed_on_two_phones(browser: Any, live_server: LiveServer, shots: Path) -> None:
     gm_context = browser.new_context(viewport={"width": 1400, "height": 900})
     alice_context, bob_context = browser.new_context(**PHONE), browser.new_context(**PHONE)
@@ -49,6 +66,11 @@ def test_a_phantoms_bane_duel_with_dice_typed_on_two_phones(browser: Any, live_s
         gm.click("[data-testid=start-battle]")
         gm.wait_for_selector("[data-testid=turn]")
         phones = {"c1": alice, "c2": bob}
+        # the GM console lists who rolls real dice, with a switch per combatant
+        gm.click("[data-testid=dice-switches] summary")
+        expect(gm.locator("[data-testid=dice-switch-c1]")).to_have_attribute("aria-pressed", "true")
+        expect(gm.locator("[data-testid=dice-switch-c2]")).to_contain_text("real dice")
+        assert alice.locator("[data-testid=dice-switches]").count() == 0
         # each turn: both choose attack; Jharek rolls 6s, the monster 1s (Jharek gets through with a half-die)
         faces = {"c1": 6, "c2": 1}
         shot_taken = overridden = False
@@ -60,11 +82,10 @@ def test_a_phantoms_bane_duel_with_dice_typed_on_two_phones(browser: Any, live_s
                 break
             for cid, phone in phones.items():
                 phone.wait_for_selector(f"[data-testid=choose-attack][data-combatant={cid}]")
-            alice.click("[data-testid=choose-attack][data-combatant=c1]")
-            gm.wait_for_selector("[data-testid=chosen-c1][data-chosen=true]")
+            choose_on(alice, gm, "c1")
             # one side has chosen: nothing to roll yet (the choice stays secret)
             assert alice.locator("[data-testid=dice-due]").count() == 0
-            bob.click("[data-testid=choose-attack][data-combatant=c2]")
+            choose_on(bob, gm, "c2", settled=False)
             for _ in range(8):
                 alice.wait_for_selector("[data-testid=dice-due], [data-testid=dice-waiting], [data-testid=outcome], [data-testid=last-turn]")
                 due_on = next((cid for cid, p in phones.items() if p.locator("[data-testid=dice-due]").count()), None)
