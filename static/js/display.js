@@ -195,6 +195,24 @@ function renderAround() {
   renderResult();
   renderDice();
   renderLog();
+  renderOdds();
+}
+
+// Odds on the TV (issue 17), only while the GM has switched them on: odds.js is not even loaded before.
+let oddsBox = null;
+function renderOdds() {
+  const on = Boolean(table && table.display && table.display.show_odds === true) && mode === "display";
+  if (!on) { if (oddsBox) { oddsBox.remove(); oddsBox = null; } return; }
+  if (!battle || !battle.view) return;
+  import(`${staticRoot}js/odds.js`).then((odds) => {
+    if (!(table && table.display && table.display.show_odds === true)) return;
+    if (!oddsBox) {
+      oddsBox = h("aside", { class: "display-odds", dataset: { testid: "display-odds" }, "aria-label": "Odds" });
+      els.board.parentElement.append(oddsBox);
+      renderBoard(false); // the board fits the narrower room
+    }
+    odds.renderDisplayOdds(oddsBox, { systemId, view: battle.view, conn, battleId: battle.battleId, version: battle.v });
+  }).catch((err) => console.error(err));
 }
 
 function renderCue() {

@@ -244,3 +244,81 @@ export function debounced(draw, ms = 250) {
     }, ms);
   };
 }
+
+// --- the table display (only when the GM has switched odds on for the table) -------------------------
+
+function listOf(combatants) {
+  if (Array.isArray(combatants)) return combatants;
+  return Object.entries(combatants || {}).map(([id, c]) => ({ id, ...c }));
+}
+
+/** The questions the TV asks for a view: [{who, declaration, parts, choices?}] (public answers only). */
+function displayQuestions(systemId, view) {
+  const all = listOf(view.combatants);
+  const byId = Object.fromEntries(all.map((c) => [c.id, c]));
+  const standing = (c) => c && !c.dead && !c.defeated && !c.destroyed && c.status !== "dead";
+  const foesOf = (cid) => all.filter((c) => byId[cid] && c.side !== byId[cid].side && standing(c));
+  if (systemId === "phantoms-bane") {
+    return (view.order || all.map((c) => c.id)).map((cid) => ({
+      who: byId[cid] ? byId[cid].name : cid, declaration: { type: "choose", combatant: cid }, choices: true,
+      parts: (choice) => (choice.option === "run_away" ? [{ key: "escape", word: "escape", always: true }] : [{ key: "deal_damage", word: "hit", always: true }, { key: "defeat_foe", word: "win" }]),
+    }));
+  }
+  if (systemId === "eclipse-phase" && view.active) {
+    return foesOf(view.active).map((foe) => ({
+      who: `${byId[view.active].name} → ${foe.name}`,
+      declaration: { type: "attack", combatant: view.active, target: foe.id, weapon: 0 },
+      parts: () => [{ key: "hit", word: "hit", always: true }, { key: "wound", word: "wound" }],
+    }));
+  }
+  if (systemId === "battles-and-balances" && view.actor) {
+    return [{ who: view.actor_name || view.actor, declaration: { combatant: view.actor }, choices: true,
+      parts: () => [{ key: "hit", word: "hit", always: true }, { key: "defeat", word: "out" }] }];
+  }
+  if (systemId === "adnd") {
+    const seen = new Set();
+    const out = [];
+    for (const c of all.filter(standing)) {
+      const foe = foesOf(c.id)[0];
+      if (!foe || seen.has(c.side) || out.length >= 4) continue;
+      out.push({ who: `${c.name} → ${foe.name}`, declaration: { combatant: c.id, kind: "melee", target: foe.id },
+        parts: () => [{ key: "hit", word: "hit", always: true }, { key: "damage_this_round", word: "dmg" }, { key: "slay", word: "slay" }] });
+    }
+    return out;
+  }
+  if (systemId === "olympia") {
+    return [{ who: "Each side's chance", declaration: {}, whole: true }];
+  }
+  return [];
+}
+
+/**
+ * renderDisplayOdds(root, {systemId, view, conn, battleId, version}): the TV's odds panel, large type.
+ * Asked only while the GM's `show_odds` is on (display.js loads this module only then).
+ */
+export function renderDisplayOdds(root, { systemId, view, conn, battleId, version }) {
+  const ctx = { conn, battleId, version };
+  const questions = view && view.status !== "ended" ? displayQuestions(systemId, view) : [];
+  root.hidden = !questions.length;
+  if (!questions.length) { replace(root); return; }
+  const stamp = `${battleId}|${version}`;
+  root.dataset.stamp = stamp;
+  const rows = questions.map((q) => {
+    const li = h("li", { class: "display-odds-row" }, h("span", { class: "display-odds-who" }, q.who), " ", h("span", { class: "muted" }, "…"));
+    withOdds(ctx, q.declaration, (answer) => {
+      let body;
+      if (q.whole) {
+        const wins = (answer.outcomes || []).filter((o) => o.key.startsWith("win_"));
+        body = [wins.map((o) => h("div", { class: "odds-chip" }, `${o.label}: ${pct(o.p)}`)),
+          answer.battles ? h("div", { class: "display-odds-note" }, `${answer.battles} simulated battles`) : null];
+      } else if (q.choices) {
+        body = (answer.choices || []).map((c) => h("div", {}, `${c.label} `, chip(c, q.parts(c)) || "–"));
+      } else {
+        body = [chip(answer, q.parts(answer)) || "–"];
+      }
+      replace(li, h("span", { class: "display-odds-who" }, q.who), h("div", { class: "display-odds-figures" }, body));
+    }, () => root.dataset.stamp === stamp);
+    return li;
+  });
+  replace(root, h("h3", {}, "Odds"), h("ul", {}, rows));
+}

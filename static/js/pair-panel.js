@@ -84,6 +84,17 @@ export function renderPairPanel(root, table, ctx) {
       if (ack.ok) button.setAttribute("aria-pressed", ack.display.show_join ? "true" : "false");
     },
   }, "Show the join code on the TV");
+  const oddsOn = display.show_odds === true;
+  const oddsSwitch = h("button", {
+    type: "button", class: "pair-join-toggle", "aria-pressed": oddsOn ? "true" : "false", dataset: { testid: "show-odds-toggle" },
+    onclick: async (event) => {
+      const button = event.currentTarget;
+      button.disabled = true;
+      const ack = await ask(ctx, "display_set", { show_odds: !oddsOn });
+      button.disabled = false;
+      if (ack.ok) button.setAttribute("aria-pressed", ack.display.show_odds ? "true" : "false");
+    },
+  }, "Show the odds on the TV");
 
   replace(root,
     h("section", { class: "pair-panel", dataset: { testid: "pair-panel" }, "aria-labelledby": "pair-panel-title" },
@@ -99,7 +110,10 @@ export function renderPairPanel(root, table, ctx) {
       list,
       h("p", { class: "pair-join-switch button-row" },
         joinSwitch,
-        h("span", { class: "muted" }, showing ? "On: the TV shows the join code and QR." : "Off: the TV shows the join code only until the battle starts."))));
+        h("span", { class: "muted" }, showing ? "On: the TV shows the join code and QR." : "Off: the TV shows the join code only until the battle starts.")),
+      h("p", { class: "pair-join-switch button-row" },
+        oddsSwitch,
+        h("span", { class: "muted" }, oddsOn ? "On: the TV and spectators see the odds of the choices." : "Off: only each player (for their own) and you see the odds."))));
   if (hadFocus) input.focus();
 }
 

@@ -77,11 +77,114 @@ def test_phantoms_bane_phone_shows_each_options_odds_and_the_table_a_tap_away(br
         assert acks, "the phone got its odds over its own socket"
         first_choice = acks[-1]["odds"]["choices"][0]
         assert exact == f"= {first_choice['outcomes'][0]['fraction']}", (exact, first_choice["outcomes"][0])
+        # the GM console: odds for the GM's own monster, on its buttons
+        mine = phone.get_attribute("[data-testid=choose-press]", "data-combatant")
+        monster = gm.locator(f"[data-testid=choose-press]:not([data-combatant='{mine}'])")
+        expect(monster.locator("[data-testid=odds-chip]")).to_have_text(PERCENT, timeout=10_000)
+        expect(monster).to_be_visible()
+        gm.screenshot(path=str(shots / "odds-gm-phantoms-bane.png"))
         details.locator(".odds-choice").first.locator(".odds-case").first.locator(":scope > summary").click()
         phone.wait_for_timeout(200)
         phone.screenshot(path=str(shots / "odds-phone-phantoms-bane-details.png"), full_page=True)
         assert phone.evaluate("document.documentElement.scrollWidth") <= 375
         assert not errors, errors
     finally:
+        gm_ctx.close()
+        phone_ctx.close()
+
+
+def test_eclipse_phase_builder_odds_follow_the_builder(browser: Any, live_server: LiveServer, shots: Path) -> None:
+    gm_ctx, phone_ctx, gm, phone, spy = start_with_phone(browser, live_server, "eclipse-phase", ("Jinx", "Habitat guard"), (0, 1))
+    errors: list[str] = []
+    phone.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        phone.wait_for_selector("[data-testid=ep-declare-attack]", timeout=15_000)
+        line = phone.locator("[data-testid=ep-odds]")
+        expect(line).to_have_attribute("data-state", "ready", timeout=10_000)
+        first = line.inner_text()
+        assert re.search(r"\d+\s% hit", first), first
+        phone.evaluate("window.scrollTo(0, 0)")
+        phone.screenshot(path=str(shots / "odds-phone-eclipse-phase.png"))
+        check_actions_on_top(phone, "eclipse-phase")
+        # change the attack: each change asks again, and the figure follows
+        phone.locator("[data-testid=ep-more] > summary").click()
+        changed = None
+        for toggle in phone.locator("[data-testid=ep-more] button[data-testid^=ep-]").all():
+            testid = toggle.get_attribute("data-testid")
+            toggle.click()
+            expect(line).to_have_attribute("data-state", "ready", timeout=10_000)
+            if line.inner_text() != first:
+                changed = testid
+                break
+            phone.locator(f"[data-testid={testid}]").click()  # back as it was
+            expect(line).to_have_attribute("data-state", "ready", timeout=10_000)
+        assert changed, "no option of the builder moved the odds"
+        # the figure is the server's answer to the attack as built now
+        last = [a for a in odds_acks(spy) if a["odds"].get("system") == "eclipse-phase"][-1]["odds"]
+        hit = next(o for o in last["outcomes"] if o["key"] == "hit")
+        assert line.inner_text().startswith(f"{pct(hit['p'])} hit"), (line.inner_text(), hit)
+        assert line.get_attribute("aria-label").startswith(f"Odds: {pct(hit['p'])} hit")
+        # each defence in the details
+        details = phone.locator("[data-testid=odds-details]").first
+        expect(details).to_be_hidden()
+        line.click()
+        expect(details).to_be_visible()
+        assert details.locator(".odds-case").count() == len(last["cases"]) >= 1
+        assert f"= {hit['fraction']}" in details.inner_text()
+        phone.screenshot(path=str(shots / "odds-phone-eclipse-phase-details.png"), full_page=True)
+        assert not errors, errors
+    finally:
+        gm_ctx.close()
+        phone_ctx.close()
+
+
+def pct(p: float) -> str:
+    """odds.js's compact percentage (a no-break space before %)."""
+    if p <= 0:
+        return "0\u00a0%"
+    if p >= 1:
+        return "100\u00a0%"
+    if p < 0.01:
+        return "<1\u00a0%"
+    if p > 0.99:
+        return ">99\u00a0%"
+    return f"{round(p * 100)}\u00a0%"
+
+
+def test_the_display_shows_odds_only_once_the_gm_switches_them_on(browser: Any, live_server: LiveServer, shots: Path) -> None:
+    gm_ctx, phone_ctx, gm, phone, _ = start_with_phone(browser, live_server, "phantoms-bane", ("Jharek", "Wild Monster"), (0,))
+    tv_ctx = browser.new_context(viewport={"width": 1920, "height": 1080})
+    try:
+        tv = tv_ctx.new_page()
+        tv_spy = SocketSpy(tv)
+        slug = gm.url.split("/t/")[1].split("/")[0]
+        tv.goto(f"{live_server.url}/t/{slug}/display")
+        tv.wait_for_selector("[data-testid=connection-status][data-state=live]")
+        phone.wait_for_selector("[data-testid=choose-press] [data-testid=odds-chip]", timeout=15_000)
+        tv.wait_for_timeout(1000)
+        assert tv.locator("[data-testid=display-odds]").count() == 0
+        assert '"odds"' not in tv_spy.text() and "deal_damage" not in tv_spy.text(), "no odds reach the TV before"
+        assert not PERCENT.search(tv.inner_text("body"))
+        # the GM switches them on beside the join-code switch
+        if gm.locator("[data-testid=tab-join]").count():
+            gm.click("[data-testid=tab-join]")
+        toggle = gm.locator("[data-testid=show-odds-toggle]")
+        expect(toggle).to_have_attribute("aria-pressed", "false")
+        toggle.click()
+        expect(toggle).to_have_attribute("aria-pressed", "true")
+        panel = tv.locator("[data-testid=display-odds]")
+        expect(panel.locator("[data-testid=odds-chip]").first).to_have_text(PERCENT, timeout=10_000)
+        assert "Jharek" in panel.inner_text() and "Wild Monster" in panel.inner_text()
+        size = tv.evaluate("parseFloat(getComputedStyle(document.querySelector('[data-testid=display-odds] [data-testid=odds-chip]')).fontSize)")
+        scale = tv.evaluate("document.getElementById('stage').getBoundingClientRect().width / 1920")
+        assert size * scale >= 24, (size, scale)
+        tv.screenshot(path=str(shots / "odds-display-on.png"))
+        gm.screenshot(path=str(shots / "odds-gm-join-tab.png"))
+        # and off again: gone from the TV
+        toggle.click()
+        expect(toggle).to_have_attribute("aria-pressed", "false")
+        expect(tv.locator("[data-testid=display-odds]")).to_have_count(0)
+    finally:
+        tv_ctx.close()
         gm_ctx.close()
         phone_ctx.close()

@@ -5,6 +5,7 @@
 
 import * as kit from "../kit.js"; // the shared front-end kit (token, die, health bar, turn strip, action button, panel)
 import * as odds from "../odds.js"; // odds before committing, from the server (issue 17)
+import { h } from "../ui.js";
 
 // the attack builder's odds: asked again (debounced) as the builder changes; drawn into the builder now shown
 let oddsEls = null;
@@ -14,14 +15,14 @@ const scheduleOdds = odds.debounced((answer) => {
 });
 function drawBuilderOdds(answer) {
   const { line, slot } = oddsEls;
-  if (!answer) { line.textContent = "Odds: not available for this attack."; slot.replaceChildren(); return; }
+  if (!answer) { line.textContent = "no odds"; line.removeAttribute("aria-label"); slot.replaceChildren(); return; }
   const text = odds.compactText(answer, [{ key: "hit", word: "hit", always: true }, { key: "wound", word: "wound", always: true }, { key: "dead", word: "killed" }]);
-  line.textContent = `Odds: ${text}`;
+  line.textContent = text;
+  line.setAttribute("aria-label", `Odds: ${text}. Show the details`);
   line.dataset.state = "ready";
-  const likely = (answer.cases || []).find((c) => c.key === answer.most_likely);
-  if (likely && answer.cases.length > 1) line.append(` (against ${likely.key.replace(/^defence_/, "").replace(/_/g, " ")}, the likely defence)`);
-  slot.replaceChildren(odds.disclosure(answer, { summary: "Odds in detail, each defence", id: "ep-builder" }));
+  slot.replaceChildren(h("h3", {}, "Odds in detail, each defence"), odds.details(answer));
 }
+let oddsOpen = false; // the builder's odds details, as the player left them
 
 let selected = null; // token tapped to read its distance from the active combatant
 let moveMode = false; // the acting viewer is picking a square to move to
@@ -365,11 +366,17 @@ export function render(root, view, ctx) {
       ctx.send(currentDecl()).then((ack) => { if (ack && ack.ok) builder = freshBuilder(); });
     };
     // the odds of the attack as built, asked again as it changes
-    const oddsLine = preview ? h("p", { class: "odds-inline ep-odds", role: "status", dataset: { testid: "ep-odds", state: "asking" } }, "Odds: working out…") : null;
-    const oddsSlot = preview ? h("div", { class: "odds-slot" }) : null;
+    // the odds line is also the switch for their details (shown at the end of the builder)
+    const oddsSlot = preview ? h("div", { class: "odds-slot odds-details-body", id: "ep-odds-details", hidden: !oddsOpen, dataset: { testid: "odds-details" } }) : null;
+    const oddsLine = preview ? h("button", {
+      type: "button", class: "odds-inline ep-odds", "aria-live": "polite", "aria-expanded": String(oddsOpen), "aria-controls": "ep-odds-details",
+      title: "Tap for the odds in detail, against each defence", dataset: { testid: "ep-odds", state: "asking" },
+      onclick: (ev) => { oddsOpen = !oddsOpen; oddsSlot.hidden = !oddsOpen; ev.currentTarget.setAttribute("aria-expanded", String(oddsOpen)); },
+    }, "odds…") : null;
     if (preview) {
       const previous = oddsEls && oddsEls.line.isConnected ? oddsEls.line : null;
       if (previous && previous.dataset.state === "ready") { oddsLine.textContent = previous.textContent; oddsLine.dataset.state = "stale"; }
+      // (the figure stays until the new answer replaces it: no jump while the builder changes)
       oddsEls = { line: oddsLine, slot: oddsSlot };
       queueMicrotask(() => scheduleOdds(ctx, currentDecl()));
     }
@@ -388,14 +395,13 @@ export function render(root, view, ctx) {
         }, h("span", { class: "ep-weapon-name" }, w.name), " ", h("span", { class: "ep-weapon-numbers" }, `${w.skill_label} ${w.skill_value} · DV ${w.dv}${w.ap ? " AP" : ""}${w.skill === "melee" ? "" : ` · ${w.range} m`}`))))),
       preview ? h("div", { class: "ep-preview", dataset: { testid: "ep-preview" } },
         h("div", { class: "ep-tn-row" },
-          h("div", { class: "ep-tn" }, h("span", { class: "ep-tn-label" }, "Target number"), h("span", { class: "ep-tn-value" }, String(preview.target))),
+          h("div", { class: "ep-tn" }, h("span", { class: "ep-tn-label" }, "Target number"), h("span", { class: "ep-tn-value" }, String(preview.target)), oddsLine),
           h("button", { type: "button", class: "big primary ep-declare", dataset: { testid: "ep-declare-attack", action: "attack" }, onclick: declare }, "Declare attack")),
-        oddsLine,
         chosen.length ? h("p", {}, `Your options: ${chosen.join("; ")}. The exact target number shows once declared; you can still withdraw then.`) : null,
-        oddsSlot,
       ) : h("div", {}, h("p", { class: "muted" }, "No weapon reaches that target."),
         h("button", { type: "button", class: "big primary ep-declare", disabled: true, dataset: { testid: "ep-declare-attack", action: "attack" } }, "Declare attack")),
       more,
+      oddsSlot,
     );
   }
 
