@@ -109,7 +109,7 @@ export function renderSetup(root, table, ctx) {
     button("✕", () => { lineup.splice(i, 1); saveLineup(lineup); }, { "aria-label": `remove ${entry.name}`, class: "danger" }),
   ));
 
-  const presetSelect = select([["", "— start from a preset —"], ...(table.presets || []).map((p, i) => [String(i), p.name])], "", { dataset: { testid: "preset" } });
+  const presetSelect = select([["", "— start from a preset —"], ...(table.presets || []).map((p, i) => [String(i), p.name])], "", { "aria-label": "Start from a preset", dataset: { testid: "preset" } });
   presetSelect.addEventListener("change", () => {
     if (presetSelect.value === "") return;
     const preset = table.presets[Number(presetSelect.value)];

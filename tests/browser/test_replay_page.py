@@ -400,7 +400,4 @@ def test_the_replay_page_has_no_serious_accessibility_violations(browser: Any, l
             assert not errors, errors
         finally:
             context.close()
-    # the display's own Phantom's Bane style dims a defeated duellist below 4.5:1 (static/css/display.css
-    # .pbd-card.is-down, .pbd-status: the table display's, reported to its owner); the replay's own parts must pass
-    found = [line for line in found if ".is-down" not in line and ".pbd-status" not in line]
     assert not found, "\n".join(found)
