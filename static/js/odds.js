@@ -197,6 +197,9 @@ function notes(answer) {
 export function details(answer) {
   const parts = [h("ul", { class: "odds-notes" }, notes(answer).map((n) => h("li", {}, n)))];
   if (answer.attack && answer.attack.length) parts.push(h("ul", { class: "odds-list" }, answer.attack.map(outcomeRow)));
+  if (answer.by_armour_class && answer.by_armour_class.length) {
+    parts.push(h("ul", { class: "odds-list odds-by-ac" }, answer.by_armour_class.filter((o) => o.p > 0 && o.p < 1).map(outcomeRow)));
+  }
   if (answer.choices && answer.choices.length) {
     for (const c of answer.choices) {
       parts.push(h("section", { class: "odds-choice", dataset: { key: c.key || "" } },

@@ -188,3 +188,86 @@ def test_the_display_shows_odds_only_once_the_gm_switches_them_on(browser: Any, 
         tv_ctx.close()
         gm_ctx.close()
         phone_ctx.close()
+
+
+def test_battles_and_balances_attacks_and_the_gms_check_show_their_chances(browser: Any, live_server: LiveServer, shots: Path) -> None:
+    gm_ctx, phone_ctx, gm, phone, spy = start_with_phone(
+        browser, live_server, "battles-and-balances", ("Prince Vasyl of Ostgrund", "Shock Trooper"), (0, 1))
+    errors: list[str] = []
+    phone.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        phone.wait_for_selector("body.my-turn", timeout=15_000)
+        attacks = phone.locator("[data-testid^=action-attack-], [data-testid^=action-shoot-]")
+        if attacks.count():
+            chip = attacks.first.locator("[data-testid=odds-chip]")
+            expect(chip).to_have_text(PERCENT, timeout=10_000)
+            assert "hit" in chip.inner_text()
+        else:  # out of reach: the odds still wait a tap away for each attack the server knows of
+            phone.wait_for_timeout(500)
+        phone.evaluate("window.scrollTo(0, 0)")
+        phone.screenshot(path=str(shots / "odds-phone-battles-and-balances.png"))
+        check_actions_on_top(phone, "battles-and-balances")
+        # the GM's static check shows its chance before the roll, and follows the form
+        gm.click("[data-testid=open-check]")
+        line = gm.locator("[data-testid=tool-check-odds]")
+        expect(line).to_have_attribute("data-state", "ready", timeout=10_000)
+        assert PERCENT.search(line.inner_text()), line.inner_text()
+        gm.screenshot(path=str(shots / "odds-gm-battles-and-balances-check.png"))
+        assert not errors, errors
+    finally:
+        gm_ctx.close()
+        phone_ctx.close()
+
+
+def test_adnd_targets_show_hit_damage_and_slay_and_a_charges_arrival(browser: Any, live_server: LiveServer, shots: Path) -> None:
+    from tests.browser.test_phone import gm_steps_until_declarations
+
+    gm_ctx, phone_ctx, gm, phone, spy = start_with_phone(browser, live_server, "adnd", ("Fighter (1st level)", "Orc"), (0,))
+    errors: list[str] = []
+    phone.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        gm_steps_until_declarations(gm, phone)
+        for kind in ("charge", "melee", "missile"):
+            if phone.locator(f"[data-testid=kind-{kind}]").count():
+                phone.click(f"[data-testid=kind-{kind}]")
+                break
+        target = phone.locator("[data-testid=declare-form] [data-testid^=target-c]").first
+        chip = target.locator("[data-testid=odds-chip]")
+        # the orc is the DM's: its armour class is hidden, so the chip gives the damage of a blow that hits
+        # and the details the chance to hit each armour class
+        expect(chip).to_have_text(re.compile(r"dmg"), timeout=10_000)
+        if kind == "charge":
+            assert "arrives seg" in chip.inner_text() or "out of reach" in chip.inner_text()
+        target.click()
+        phone.evaluate("window.scrollTo(0, 0)")
+        phone.screenshot(path=str(shots / "odds-phone-adnd.png"))
+        check_actions_on_top(phone, "adnd")
+        details = phone.locator("[data-testid=odds-details]").first
+        details.locator(":scope > summary").click()
+        ack = [a for a in odds_acks(spy) if a["odds"].get("kind") == kind][-1]["odds"]
+        assert ack["stats_known"] is False and not ack["outcomes"]
+        row = next(o for o in ack["by_armour_class"] if 0 < o["p"] < 1)
+        assert f"{row['label']}" in details.inner_text() and f"= {row['fraction']}" in details.inner_text()
+        if ack.get("charge") and ack["charge"].get("first"):
+            assert ack["charge"]["first"] in details.inner_text()
+        phone.screenshot(path=str(shots / "odds-phone-adnd-details.png"), full_page=True)
+        assert not errors, errors
+    finally:
+        gm_ctx.close()
+        phone_ctx.close()
+
+
+def test_olympia_gm_sees_each_sides_chance_with_the_number_of_battles(browser: Any, live_server: LiveServer, shots: Path) -> None:
+    gm_ctx, phone_ctx, gm, phone, spy = start_with_phone(browser, live_server, "olympia", ("Lord of the keep", "Knight commander"), (0,))
+    try:
+        panel = gm.locator("[data-testid=ol-odds]")
+        expect(panel).to_have_attribute("data-state", "ready", timeout=20_000)
+        text = panel.inner_text()
+        assert "wins" in text and PERCENT.search(text), text
+        assert re.search(r"\d[\d,]* simulated battles", panel.locator("[data-testid=ol-odds-battles]").inner_text())
+        assert "loses" in text, text
+        gm.screenshot(path=str(shots / "odds-gm-olympia.png"))
+        assert phone.locator("[data-testid=ol-odds]").count() == 0
+    finally:
+        gm_ctx.close()
+        phone_ctx.close()

@@ -4,6 +4,10 @@
 // It draws only what the server sent: every order, reach and arrival segment comes from the view.
 
 import * as kit from "../kit.js"; // the shared front-end kit (token, die, health bar, turn strip, action button, panel)
+import * as odds from "../odds.js"; // odds before committing, from the server (issue 17)
+
+const ODDS_KINDS = ["melee", "missile", "charge"];
+const ODDS_PARTS = [{ key: "any_hit", word: "hit", always: true }, { key: "damage_this_round", word: "dmg" }, { key: "slay", word: "slay" }];
 
 let selected = null; // combatant whose charge reach is drawn
 let target = null; // foe the selected combatant would charge
@@ -280,16 +284,42 @@ export function render(root, view, ctx) {
         onclick: () => { draft = { kind: a.kind }; if (a.targets.length === 1) draft.target = a.targets[0].id; render(root, view, ctx); },
       }, h("span", { class: "ad-kind-letter" }, a.letter), h("span", { class: "ad-kind-label" }, a.label.replace(/^.{1,2} · /, ""))))),
       action && action.targets.length ? h("div", { class: "ad-targets" }, h("span", { class: "muted" }, "Target"),
-        h("div", { class: "button-row" }, action.targets.map((tg) => h("button", {
-          type: "button", class: `big ${draft.target === tg.id ? "selected" : ""}`, dataset: { testid: `target-${tg.id}` },
-          onclick: () => { draft.target = tg.id; target = tg.id; render(root, view, ctx); },
-        }, tg.name)))) : null,
+        h("div", { class: "button-row" }, action.targets.map((tg) => targetButton(t, action, tg)))) : null,
       action && action.kind === "move" ? h("p", { class: "ad-hint", dataset: { testid: "move-destination" } },
         draft.x !== undefined ? `Destination: square ${draft.x}, ${draft.y} (tap the grid to change)` : "Tap a square on the grid to set where to go (or leave it to the DM).") : null,
       action ? extraFields(t, action) : null,
       h("button", { type: "button", class: "primary big ad-send", disabled: !ready, dataset: { testid: "declare-submit", action: "declare" }, onclick: send },
         ready ? `Declare: ${action.label}` : "Choose an action"),
+      ready && ODDS_KINDS.includes(action.kind) && draft.target ? oddsDetails(t.combatant, action.kind, draft.target) : null,
     );
+  }
+
+  // a target with the odds of this blow on it: P(hit), expected damage, chance to slay; a charge's arrival
+  function targetButton(t, action, tg) {
+    const button = h("button", {
+      type: "button", class: `big ${draft.target === tg.id ? "selected" : ""}`, dataset: { testid: `target-${tg.id}` },
+      onclick: () => { draft.target = tg.id; target = tg.id; render(root, view, ctx); },
+    }, tg.name);
+    if (ODDS_KINDS.includes(action.kind)) {
+      odds.withOdds(ctx, { combatant: t.combatant, kind: action.kind, target: tg.id }, (answer) => {
+        // a foe whose armour class is the DM's secret: the chance per armour class is in the details
+        const chip = answer.stats_known === false
+          ? odds.decorate(button, answer, [{ key: "damage_per_hit", word: "dmg a hit" }])
+          : odds.decorate(button, answer, ODDS_PARTS);
+        if (chip && answer.charge) {
+          chip.append(answer.charge.reaches === false ? " · out of reach" : ` · arrives seg ${answer.charge.arrival_segment}`);
+        }
+      }, () => button.isConnected);
+    }
+    return button;
+  }
+
+  function oddsDetails(cid, kind, tid) {
+    const slot = h("div", { class: "odds-slot" });
+    odds.withOdds(ctx, { combatant: cid, kind, target: tid }, (answer) => {
+      replace(slot, odds.disclosure(answer, { summary: "Odds of this action in detail", id: `adnd-${cid}` }));
+    }, () => slot.isConnected || true);
+    return slot;
   }
 
   function extraFields(t, action) {

@@ -4,6 +4,7 @@
 // It draws only what the server sent; every cost, range and legal action comes from the view.
 
 import * as kit from "../kit.js"; // the shared front-end kit (token, die, health bar, turn strip, action button, panel)
+import * as odds from "../odds.js"; // odds before committing, from the server (issue 17)
 
 let selected = null; // id of the token whose rings are shown
 let moveMode = false; // the acting viewer is picking a square to move to
@@ -241,17 +242,30 @@ export function render(root, view, ctx) {
     }
     const who = byId[actions[0].combatant];
     const custom = actions.find((t) => t.type === "custom_action");
+    const listEl = h(
+      "div",
+      { class: "bb-action-list" },
+      actions.filter((t) => t.type !== "custom_action").map((t) => actionButton(t)),
+    );
+    // each attack's P(hit) and P(out of play) on its button, the details a tap away (asked once for all)
+    const oddsSlot = h("div", { class: "odds-slot" });
+    if (actions.some((t) => t.type === "attack" || t.type === "shoot")) {
+      odds.withOdds(ctx, { combatant: who.id }, (answer) => {
+        for (const choice of answer.choices || []) {
+          const button = listEl.querySelector(`[data-testid="action-${choice.type}-${choice.target}"]`);
+          if (button) odds.decorate(button, choice, [{ key: "hit", word: "hit", always: true }, { key: "defeat", word: "out" }]);
+        }
+        replace(oddsSlot, odds.disclosure(answer, { summary: "Odds of each attack in detail", id: `bb-${who.id}` }));
+      }, () => listEl.isConnected);
+    }
     return h(
       "section",
       { class: "bb-card bb-actions", dataset: { testid: "actions", region: "due" } },
       h("h2", {}, `${who.name}: ${who.ap} AP`),
       ctx.role === "player" ? ownLine(who) : null,
-      h(
-        "div",
-        { class: "bb-action-list" },
-        actions.filter((t) => t.type !== "custom_action").map((t) => actionButton(t)),
-      ),
+      listEl,
       custom ? customForm(custom) : null,
+      oddsSlot,
       ctx.role === "player" ? h("details", { class: "bb-own-more" }, h("summary", {}, "Your gear, luck and effects"), ownSummary(who)) : null,
     );
   }
@@ -433,11 +447,38 @@ export function render(root, view, ctx) {
       ),
       tools.filter((t) => t.type === openTool).map((t) => {
         const values = toolValues[t.type] || (toolValues[t.type] = {});
-        return h("div", { class: "bb-tool-form" }, h("h3", {}, t.label),
-          fieldsForm(t.fields, values, t.type === "check" || t.type === "contest" ? "Roll" : "Apply", `tool-${t.type}`,
-            (data) => ctx.send({ type: t.type, ...data })));
+        const form = fieldsForm(t.fields, values, t.type === "check" || t.type === "contest" ? "Roll" : "Apply", `tool-${t.type}`,
+          (data) => ctx.send({ type: t.type, ...data }));
+        return h("div", { class: "bb-tool-form" }, h("h3", {}, t.label), form,
+          t.type === "check" || t.type === "contest" ? toolOdds(t.type, form) : null);
       }),
     );
+  }
+
+  // the chance of a check or contest before the GM rolls it, asked again as the form changes
+  function toolOdds(type, form) {
+    const line = h("p", { class: "odds-inline", role: "status", dataset: { testid: `tool-${type}-odds`, state: "asking" } }, "Odds: working out…");
+    const slot = h("div", { class: "odds-slot" });
+    const schedule = odds.debounced((answer) => {
+      if (!line.isConnected) return;
+      if (!answer) { line.textContent = "Odds: not available for these values."; slot.replaceChildren(); return; }
+      line.textContent = `Odds: ${(answer.outcomes || []).map((o) => `${o.label} ${odds.pct(o.p)}`).join(" · ")}`;
+      line.dataset.state = "ready";
+      replace(slot, odds.disclosure(answer, { summary: "The odds in detail", id: `bb-tool-${type}` }));
+    });
+    const ask = () => {
+      const data = { type };
+      for (const el of form.elements) {
+        if (!el.name) continue;
+        data[el.name] = el.type === "checkbox" ? el.checked : el.type === "number" ? (el.value === "" ? null : Number(el.value)) : el.value;
+        if (data[el.name] === null) delete data[el.name];
+      }
+      schedule(ctx, data);
+    };
+    form.addEventListener("change", ask);
+    form.addEventListener("input", ask);
+    queueMicrotask(ask);
+    return [line, slot];
   }
 
   function fieldsForm(fields, values, submitLabel, testid, onSubmit) {

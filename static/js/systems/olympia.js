@@ -6,6 +6,7 @@
 // Everything shown comes from the server's view; what may be sent comes from view.legal.
 
 import * as kit from "../kit.js"; // the shared front-end kit (token, die, health bar, turn strip, action button, panel)
+import * as odds from "../odds.js"; // each side's chance to win, simulated by the server (issue 17)
 
 // Troop badges: a short mark and a colour family per kind (drawing only; the ratings live on the server).
 const BADGES = {
@@ -71,6 +72,7 @@ export function render(root, view, ctx) {
       { class: `ol ol-role-${ctx.role}`, dataset: { status: view.status, round: view.round, phase: view.next_phase || "" } },
       banner(),
       controls(),
+      oddsPanel(),
       playerOrders(),
       h("div", { class: "ol-field" }, ["A", "B"].filter((s) => view.sides[s]).map((s) => sidePanel(s, view.sides[s]))),
       specialsPanel(),
@@ -121,6 +123,28 @@ export function render(root, view, ctx) {
         dataset: { testid: ids[t.by], action: "step" },
         onclick: () => ctx.send({ type: "step", by: t.by }),
       }, t.label)));
+  }
+
+  // --- the GM's odds: each side's chance to win and the expected losses, from the server's simulation
+  function oddsPanel() {
+    if (ctx.role !== "gm" || view.status === "ended") return null;
+    const body = h("div", { class: "ol-odds-body" }, h("p", { class: "muted" }, "Simulating the battle from here…"));
+    const section = h("section", { class: "ol-card ol-odds", dataset: { testid: "ol-odds", state: "asking" }, "aria-live": "polite" },
+      h("h2", {}, "Chance to win"), body);
+    odds.withOdds(ctx, {}, (answer) => {
+      const wins = (answer.outcomes || []).filter((o) => o.key.startsWith("win_") || o.key === "tie");
+      const losses = (answer.expected || []).filter((o) => o.key.startsWith("casualties_"));
+      const range = (o, asPct) => (o.interval ? ` (${asPct ? o.interval.map((x) => `${Math.round(x * 100)}`).join("–") + " %" : o.interval.map((x) => x.toFixed(1)).join("–")})` : "");
+      replace(body,
+        h("ul", { class: "ol-odds-list" }, wins.map((o) => h("li", { dataset: { key: o.key } },
+          h("span", {}, o.label, ": "), h("strong", {}, odds.pct(o.p)), h("span", { class: "muted" }, range(o, true))))),
+        losses.length ? h("ul", { class: "ol-odds-list" }, losses.map((o) => h("li", { dataset: { key: o.key } },
+          h("span", {}, o.label, ": "), h("strong", {}, o.value.toFixed(1)), h("span", { class: "muted" }, range(o, false))))) : null,
+        h("p", { class: "muted", dataset: { testid: "ol-odds-battles" } }, `${answer.battles} simulated battles from the current state; 95 % intervals in brackets.`),
+        odds.disclosure(answer, { summary: "Every figure", id: "olympia" }));
+      section.dataset.state = "ready";
+    }, () => section.isConnected);
+    return section;
   }
 
   // --- the player's orders at the top of the phone: the rows of their own units, their side's break point
