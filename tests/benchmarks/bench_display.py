@@ -14,8 +14,9 @@ A real server (``battleboard serve``, SQLite) and Debian's Chromium (or Playwrig
 - **olympia**: an Olympia battle of 30 units a side (the presets, their troops ×40), the GM stepping
   it phase by phase (a new battle when one ends).
 
-Pages: the table display at 1920×1080, a player's phone page at 375×667 with Chromium's CPU throttled
-4× (``Emulation.setCPUThrottlingRate``), and the GM console at 1280×800. A script run before the
+Pages, each measured on its own while the GM drives the battle (the others closed): the table
+display at 1920×1080, a player's phone page at 375×667 with Chromium's CPU throttled 4×
+(``Emulation.setCPUThrottlingRate``), and the GM console at 1280×800. A script run before the
 page's own wraps the WebSocket's ``onmessage``; for each ``update`` frame it records:
 
 - *apply*: from the frame's arrival to the end of the task that handled it and its microtasks (the
@@ -155,23 +156,63 @@ class GM:
         return ack["table"]
 
 
+def drive(gm: GM, system_id: str, updates: int, rng: random.Random, tag: str) -> dict[str, int]:
+    """The GM sends ``updates`` accepted commands, one every quarter second (each page applies and
+    paints one before the next comes); a new battle when one ends."""
+    sent = restarts = refused = 0
+    while sent < updates:
+        battle = gm.battle
+        assert battle is not None
+        legal = battle["view"].get("legal") or []
+        if battle["status"] == "ended" or (system_id != "olympia" and not legal):
+            gm.call("battle_restart", {})
+            restarts += 1
+            sent += 1
+            time.sleep(0.4)
+            gm.sync()
+            continue
+        if system_id == "olympia":
+            step = next((item for item in legal if item["type"] in ("begin", "step")), None)
+            declaration = {"type": "begin"} if step and step["type"] == "begin" else {"type": "step", "by": "phase"}
+        else:
+            declaration = declaration_from(rng.choice(legal), rng)
+        ack = gm.call("declare", {"battle_id": battle["battle_id"], "expected_v": battle["v"], "declaration": declaration,
+                                  "msg_id": f"{tag}-{sent}-{refused}"})
+        if not ack.get("ok"):
+            refused += 1
+            gm.sync()
+            if refused > updates * 5:
+                break
+            continue
+        sent += 1
+        time.sleep(0.25)
+        if gm.battle is None or gm.battle["v"] < ack["v"]:
+            gm.sync()
+    return {"updates": sent, "restarts": restarts, "refused": refused}
+
+
+ROLES = ("display", "player (phone, CPU ×4)", "GM console")
+
+
 def run_scenario(name: str, server: LiveServer, browser: Any, lineup: list[dict[str, Any]], system_id: str, updates: int, seed: int) -> dict[str, Any]:
+    """One battle; each role's page measured on its own (the other pages closed), so that the two
+    cores of this machine are not shared by three pages painting the same update."""
     app = create_app(load_config(instance_path=server.instance))
     service = app.extensions["battleboard"].service
     table = service.create_table(f"Bench {name}", system_id)
     service.engine.dispose()
 
-    display_ctx = browser.new_context(viewport={"width": 1920, "height": 1080})
     phone_ctx = browser.new_context(viewport={"width": 375, "height": 667}, is_mobile=True, has_touch=True, device_scale_factor=2)
-    gm_ctx = browser.new_context(viewport={"width": 1280, "height": 800})
-    for ctx in (display_ctx, phone_ctx, gm_ctx):
-        ctx.add_init_script(TIMING_SCRIPT)
+    phone_ctx.add_init_script(TIMING_SCRIPT)
+    result: dict[str, Any] = {}
     try:
         phone = phone_ctx.new_page()
         phone.goto(f"{server.url}/j/{table.join_code}")
         phone.fill("[data-testid=join-name]", "Alice")
         phone.click("[data-testid=join-submit]")
         phone.wait_for_selector("[data-testid=connection-status][data-state=live]")
+        player_url = phone.url
+        phone.close()
         gm = GM(server.url, table.slug, table.gm_token)
         seat = gm.sync()["seats"][0]["id"]
         lineup = [dict(entry) for entry in lineup]
@@ -180,65 +221,36 @@ def run_scenario(name: str, server: LiveServer, browser: Any, lineup: list[dict[
             ack = gm.call(event, payload)
             assert ack["ok"], (event, ack)
         gm.sync()
-
-        display = display_ctx.new_page()
-        display.goto(f"{server.url}/t/{table.slug}/display")
-        display.wait_for_selector("[data-testid=connection-status][data-state=live]")
-        gm_page = gm_ctx.new_page()
-        gm_page.goto(f"{server.url}/t/{table.slug}/gm?key={table.gm_token}")
-        gm_page.wait_for_selector("[data-testid=connection-status][data-state=live]")
-        phone.reload()
-        phone.wait_for_selector("[data-testid=connection-status][data-state=live]")
-        cdp = phone_ctx.new_cdp_session(phone)
-        cdp.send("Emulation.setCPUThrottlingRate", {"rate": 4})
-        time.sleep(1.5)
-        for page in (display, phone, gm_page):
-            page.evaluate("window.__bench.length = 0")
-
         rng = random.Random(seed)
-        sent = restarts = refused = 0
-        while sent < updates:
-            battle = gm.battle
-            assert battle is not None
-            if battle["status"] == "ended":
-                gm.call("battle_restart", {})
-                restarts += 1
-                time.sleep(0.4)
-                gm.sync()
-                continue
-            legal = battle["view"].get("legal") or []
-            if system_id == "olympia":
-                step = next((item for item in legal if item["type"] in ("begin", "step")), None)
-                declaration = {"type": "begin"} if step and step["type"] == "begin" else {"type": "step", "by": "phase"}
+        for role in ROLES:
+            if role == "display":
+                context = browser.new_context(viewport={"width": 1920, "height": 1080})
+                context.add_init_script(TIMING_SCRIPT)
+                page, url = context.new_page(), f"{server.url}/t/{table.slug}/display"
+            elif role == "GM console":
+                context = browser.new_context(viewport={"width": 1280, "height": 800})
+                context.add_init_script(TIMING_SCRIPT)
+                page, url = context.new_page(), f"{server.url}/t/{table.slug}/gm?key={table.gm_token}"
             else:
-                if not legal:
-                    gm.call("battle_restart", {})
-                    restarts += 1
-                    time.sleep(0.4)
-                    gm.sync()
-                    continue
-                declaration = declaration_from(rng.choice(legal), rng)
-            ack = gm.call("declare", {"battle_id": battle["battle_id"], "expected_v": battle["v"], "declaration": declaration, "msg_id": f"b{seed}-{sent}-{refused}"})
-            if not ack.get("ok"):
-                refused += 1
-                gm.sync()
-                if refused > updates * 5:
-                    break
-                continue
-            sent += 1
-            time.sleep(0.25)  # let every page apply and paint it before the next
-            if gm.battle is None or gm.battle["v"] < ack["v"]:
-                gm.sync()
-        time.sleep(1.0)
-        result = {"updates": sent, "restarts": restarts, "refused": refused}
-        for role, page in (("display", display), ("player (phone, CPU ×4)", phone), ("GM console", gm_page)):
+                context, page, url = None, phone_ctx.new_page(), player_url
+            page.goto(url)
+            page.wait_for_selector("[data-testid=connection-status][data-state=live]")
+            if role.startswith("player"):
+                phone_ctx.new_cdp_session(page).send("Emulation.setCPUThrottlingRate", {"rate": 4})
+            time.sleep(1.5)
+            page.evaluate("window.__bench.length = 0")
+            result[f"{role} run"] = drive(gm, system_id, updates, rng, f"{name}-{role[:2]}")
+            time.sleep(1.0)
             result[role] = summarise(page.evaluate("window.__bench"))
-        display.screenshot(path=str(server.instance / f"bench-{name}-display.png"))
+            if role == "display":
+                page.screenshot(path=str(server.instance / f"bench-{name}-display.png"))
+            page.close()
+            if context is not None:
+                context.close()
         gm.client.disconnect()
         return result
     finally:
-        for ctx in (display_ctx, phone_ctx, gm_ctx):
-            ctx.close()
+        phone_ctx.close()
 
 
 def main() -> int:
@@ -249,7 +261,8 @@ def main() -> int:
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="bench-display-"))
     server = LiveServer(folder / "instance").start()
-    print(f"bench_display: {args.updates} updates per scenario; Chromium {chromium_path() or '(Playwright)'}; {os.cpu_count()} CPUs")
+    print(f"bench_display: {args.updates} updates per scenario and page; Chromium {chromium_path() or '(Playwright)'}; {os.cpu_count()} CPUs;"
+          f" load average {os.getloadavg()[0]:.1f}")
     try:
         with sync_playwright() as playwright:
             launch: dict[str, Any] = {"args": LAUNCH_ARGS}
@@ -260,15 +273,16 @@ def main() -> int:
             for name, lineup, system_id in scenarios:
                 result = run_scenario(name, server, browser, lineup, system_id, args.updates, args.seed)
                 label = "20-token grid (Eclipse Phase)" if name == "grid" else "Olympia, 30 units a side"
-                print(f"\n{label}: {result['updates']} updates ({result['restarts']} restarts, {result['refused']} refused declarations)")
-                for role in ("display", "player (phone, CPU ×4)", "GM console"):
-                    figures = result[role]
-                    print(f"  {role}: {len(figures['work'])} updates measured")
+                print(f"\n{label}")
+                for role in ROLES:
+                    figures, run = result[role], result[f"{role} run"]
+                    print(f"  {role}: {len(figures['work'])} updates measured ({run['restarts']} of them new battles)")
                     for key in ("work", "apply", "render", "latency"):
                         print(f"    {key:8} {stats(figures[key])}")
                     if figures["bytes"]:
                         print(f"    bytes    median {statistics.median(figures['bytes']):8.0f}  max {max(figures['bytes']):8.0f}")
             browser.close()
+        print(f"\nload average at the end {os.getloadavg()[0]:.1f}")
     finally:
         server.stop()
         if args.keep:
