@@ -8,7 +8,9 @@ one superior level, soften a critical failure) or accept; then damage, armour, w
 check follow. The binding rulings (RULINGS.md, Eclipse Phase section) are implemented exactly.
 
 Dice order (for scripted dice and replays): at the start of each action turn one d6 per able
-combatant in lineup order, then tie-break d6s; for an attack the attacker's d100, then the
+combatant in lineup order, then tie-break d6s (the first action turn's as the battle is set up,
+unless a combatant rolls real dice: then the battle starts with initiative due and the GM's
+``roll_initiative`` rolls it, asking each physical roller for their d6); for an attack the attacker's d100, then the
 defender's d100 (none if it cannot defend); after both sides accept, the blind-attack d100 if that
 option was taken, then the weapon's damage dice, the extra dice (charge, then burst, full automatic
 or aggressive), the superior-success d6s, and last the SOM check's d100 if a wound was dealt.
@@ -36,11 +38,14 @@ from .carry_over import carried_fields, carry_over_help, parse_conditions
 from .core import Event, Field, RuleSystem, State, Viewer, combatant_visibility, event
 from .dice import DiceSource
 from .errors import IllegalDeclaration, InvalidDeclaration
-from .physical import rolled_by
+from .physical import active as physical_active
+from .physical import rolled_by, who_enters
 
 # --- numbers of the rulings ----------------------------------------------------------------------
 
 MODIFIER_CAP = 60
+#: what every page says while the first action turn's initiative waits for real dice
+INITIATIVE_DUE = "Roll initiative to begin"
 POOL_BONUS = 20
 FULL_DEFENCE_BONUS = 30
 WOUND_PENALTY = 10
@@ -322,7 +327,7 @@ class EclipsePhase(RuleSystem):
     name = "Eclipse Phase 2e"
     summary = "Initiative order, opposed d100 tests with superior and critical results, wounds, on a grid."
     gm_declarations = frozenset({"modifier", "clear_modifiers", "condition", "reveal", "advance", "adjust",
-                                 "set_blocked"})
+                                 "set_blocked", "roll_initiative"})
     max_combatants = 24
 
     # --- forms -----------------------------------------------------------------------------
@@ -423,7 +428,8 @@ class EclipsePhase(RuleSystem):
         return [
             {"title": "A turn", "text": (
                 "Combatants act in initiative order: each action turn everyone adds a d6 to their Initiative "
-                "(less 1 per wound); ties go to the higher Initiative, then to a roll-off. On its turn a "
+                "(less 1 per wound); ties go to the higher Initiative, then to a roll-off. When anyone rolls real dice, the battle "
+                "starts with initiative due: the GM presses Roll initiative and each real-dice roller types a d6. On its turn a "
                 "combatant may move up to its base move freely, or up to its full move at −20 to its attacks, "
                 "and take one complex action: an attack, full defence, or a careful aim. A quick aim (+10) can "
                 "come before an attack in the same turn. Aiming helps single shots only: after aiming at a "
@@ -546,9 +552,24 @@ class EclipsePhase(RuleSystem):
         }
         names = ", ".join(c["name"] for c in combatants.values())
         events = [event("battle.started", f"The fight begins: {names}.")]
+        typists = self._initiative_typists(state)
+        if typists:
+            # the battle cannot wait for typed faces while it is set up: the first command rolls
+            state["initiative_due"] = True
+            events.append(event("initiative.due", f"{INITIATIVE_DUE}: the GM starts the action turn, then "
+                                f"{', '.join(typists)} roll{'s' if len(typists) == 1 else ''} a d6 with real dice.",
+                                round=1))
+            return state, events
         self._start_round(state, dice, events)
         self._run_computers(state, dice, events)
         return state, events
+
+    @staticmethod
+    def _initiative_typists(state: State) -> list[str]:
+        """The names of the able combatants whose initiative d6 is rolled with real dice (rules/physical.py)."""
+        if not physical_active(state):
+            return []
+        return [c["name"] for cid, c in state["combatants"].items() if _able(c) and who_enters(state, cid)[0]]
 
     def _build_combatant(self, entry: Mapping[str, Any]) -> dict[str, Any]:
         weapons = []
@@ -935,6 +956,14 @@ class EclipsePhase(RuleSystem):
             c["aim"] = {"target": target["id"], "bonus": AIM_QUICK, "turns": 1, "ready": True}
             text = f"{c['name']} aims at {target['name']} (+10 to a single-shot attack on it this turn)."
         events.append(event("aim.taken", text, combatant=c["id"], target=target["id"]))
+
+    def _do_roll_initiative(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
+                            events: list[Event]) -> None:
+        """The GM starts the first action turn of a battle whose initiative is rolled with real dice."""
+        if not state.get("initiative_due"):
+            raise IllegalDeclaration("initiative is rolled already: the action turn is under way")
+        del state["initiative_due"]
+        self._start_round(state, dice, events)
 
     def _do_end_turn(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                      events: list[Event]) -> None:
@@ -1617,6 +1646,8 @@ class EclipsePhase(RuleSystem):
         }
         if active:
             view["active_name"] = state["combatants"][active]["name"]
+        if state.get("initiative_due") and state["status"] == "active":
+            view["initiative_due"] = {"text": INITIATIVE_DUE, "rollers": self._initiative_typists(state)}
         view["legal"] = self.legal(state, viewer)
         return view
 
@@ -1648,6 +1679,8 @@ class EclipsePhase(RuleSystem):
         if p is None and active in acts_for:
             out.extend(self._turn_templates(state, active))
         if viewer.is_gm:
+            if state.get("initiative_due"):
+                out.append({"type": "roll_initiative", "label": "Roll initiative"})
             out.extend(self._gm_templates(state))
         return out
 
