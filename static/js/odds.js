@@ -18,6 +18,7 @@ import { h, replace } from "./ui.js";
 })();
 
 const NBSP = "\u00a0";
+const ASK_DELAY_MS = 60;
 const cache = new Map(); // "battle|v|declaration" -> Promise<answer | null>
 const errors = new Map(); // same key -> the server's refusal, for whoever wants to say why
 
@@ -47,7 +48,9 @@ export function ask(ctx, declaration) {
     // an older version's answers are of no more use
     for (const k of cache.keys()) if (!k.startsWith(`${battleId}|${v}|`)) cache.delete(k);
     entry = { done: false, value: undefined };
-    entry.promise = ctx.conn.emit("odds", { battle_id: battleId, declaration }).then((ack) => {
+    // asked a moment later, so that what the page sends on a new view (its declaration, its dice
+    // seed) reaches the server first: a question never holds up a move
+    entry.promise = new Promise((resolve) => setTimeout(resolve, ASK_DELAY_MS)).then(() => ctx.conn.emit("odds", { battle_id: battleId, declaration })).then((ack) => {
       entry.done = true;
       entry.value = ack && ack.ok ? ack.odds : null;
       if (!(ack && ack.ok)) {

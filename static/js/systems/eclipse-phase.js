@@ -16,7 +16,7 @@ const scheduleOdds = odds.debounced((answer) => {
 function drawBuilderOdds(answer) {
   const { line, slot } = oddsEls;
   if (!answer) { line.textContent = "no odds"; line.removeAttribute("aria-label"); slot.replaceChildren(); return; }
-  const text = odds.compactText(answer, [{ key: "hit", word: "hit", always: true }, { key: "wound", word: "wound", always: true }, { key: "dead", word: "killed" }]);
+  const text = odds.compactText(answer, [{ key: "hit", word: "hit", always: true }, { key: "wound", word: "wound", always: true }]);
   line.textContent = text;
   line.setAttribute("aria-label", `Odds: ${text}. Show the details`);
   line.dataset.state = "ready";
