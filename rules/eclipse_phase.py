@@ -39,6 +39,7 @@ from .core import Event, Field, RuleSystem, State, Viewer, combatant_visibility,
 from .dice import DiceSource
 from .errors import IllegalDeclaration, InvalidDeclaration
 from .physical import active as physical_active
+from .physical import pending as physical_pending
 from .physical import rolled_by, who_enters
 
 # --- numbers of the rulings ----------------------------------------------------------------------
@@ -1791,6 +1792,8 @@ class EclipsePhase(RuleSystem):
     def is_checkpoint(self, state: State) -> bool:
         if state.get("status") != "active":
             return True
+        if physical_pending(state) is not None:  # half-typed dice are no place for undo to land
+            return False
         turn = state.get("turn") or {}
         return state.get("pending") is None and not turn.get("moved") and not turn.get("complex_used") \
             and not turn.get("quick_aimed")

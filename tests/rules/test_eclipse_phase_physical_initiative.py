@@ -145,6 +145,7 @@ def test_while_a_d6_is_due_the_roller_sees_the_prompt_and_only_they_or_the_gm_ma
     waiting, events = apply_declaration(EP, state, ROLL, GM, ScriptedDice([]))
     assert [e["type"] for e in events] == ["dice.requested"]
     assert waiting["initiative_due"] is True and waiting["round"] == 0  # nothing else changed
+    assert not EP.is_checkpoint(waiting)  # undo never lands on half-typed dice
     assert dice_view(waiting, SA)["due"]["prompt"] == "Roll 1d6 for Ava initiative"
     assert dice_view(waiting, SD)["due"]["mine"] is False
     with pytest.raises(NotPermitted, match="Ava's, not yours"):
