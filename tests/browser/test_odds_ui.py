@@ -35,12 +35,20 @@ def odds_acks(spy: SocketSpy) -> list[dict[str, Any]]:
     return found
 
 
-def start_with_phone(browser: Any, live_server: LiveServer, system: str, presets: tuple[str, ...], given: tuple[int, ...]) -> tuple[Any, Any, Any, Any, SocketSpy]:
+def start_with_phone(browser: Any, live_server: LiveServer, system: str, presets: tuple[str, ...], given: tuple[int, ...],
+                     places: tuple[tuple[int, int], ...] = ()) -> tuple[Any, Any, Any, Any, SocketSpy]:
     gm_ctx = browser.new_context(viewport={"width": 1400, "height": 900})
     phone_ctx = browser.new_context(**PHONE)
     gm, phone = gm_ctx.new_page(), phone_ctx.new_page()
     spy = SocketSpy(phone)
-    create_table(gm, live_server, f"Odds {system}", system, presets)
+    if places:
+        from tests.browser.test_eclipse_phase import add_preset as add_placed
+
+        create_table(gm, live_server, f"Odds {system}", system)
+        for preset, (x, y) in zip(presets, places, strict=True):
+            add_placed(gm, preset, x, y)
+    else:
+        create_table(gm, live_server, f"Odds {system}", system, presets)
     join_as(phone, gm, "Alice")
     for index in given:
         give_to_player(gm, index, "Alice")
@@ -192,18 +200,18 @@ def test_the_display_shows_odds_only_once_the_gm_switches_them_on(browser: Any, 
 
 def test_battles_and_balances_attacks_and_the_gms_check_show_their_chances(browser: Any, live_server: LiveServer, shots: Path) -> None:
     gm_ctx, phone_ctx, gm, phone, spy = start_with_phone(
-        browser, live_server, "battles-and-balances", ("Prince Vasyl of Ostgrund", "Shock Trooper"), (0, 1))
+        browser, live_server, "battles-and-balances", ("Prince Vasyl of Ostgrund", "Shock Trooper"), (0, 1), places=((2, 2), (3, 2)))
     errors: list[str] = []
     phone.on("pageerror", lambda e: errors.append(str(e)))
     try:
         phone.wait_for_selector("body.my-turn", timeout=15_000)
         attacks = phone.locator("[data-testid^=action-attack-], [data-testid^=action-shoot-]")
-        if attacks.count():
-            chip = attacks.first.locator("[data-testid=odds-chip]")
-            expect(chip).to_have_text(PERCENT, timeout=10_000)
-            assert "hit" in chip.inner_text()
-        else:  # out of reach: the odds still wait a tap away for each attack the server knows of
-            phone.wait_for_timeout(500)
+        chip = attacks.first.locator("[data-testid=odds-chip]")
+        expect(chip).to_have_text(PERCENT, timeout=10_000)
+        assert "hit" in chip.inner_text() and PERCENT.search(attacks.first.inner_text())
+        answer = [a for a in odds_acks(spy) if a["odds"].get("choices")][-1]["odds"]
+        hit = next(o for o in answer["choices"][0]["outcomes"] if o["key"] == "hit")
+        assert chip.inner_text().startswith(f"{pct(hit['p'])} hit"), (chip.inner_text(), hit)
         phone.evaluate("window.scrollTo(0, 0)")
         phone.screenshot(path=str(shots / "odds-phone-battles-and-balances.png"))
         check_actions_on_top(phone, "battles-and-balances")
@@ -212,6 +220,15 @@ def test_battles_and_balances_attacks_and_the_gms_check_show_their_chances(brows
         line = gm.locator("[data-testid=tool-check-odds]")
         expect(line).to_have_attribute("data-state", "ready", timeout=10_000)
         assert PERCENT.search(line.inner_text()), line.inner_text()
+        before = line.inner_text()
+        form = gm.locator("[data-testid=tool-check]").locator("xpath=ancestor::form")
+        for select in form.locator("select").all():
+            options = select.locator("option").all()
+            if len(options) > 1:
+                select.select_option(index=len(options) - 1)
+                break
+        expect(line).not_to_have_text(before, timeout=10_000)
+        line.scroll_into_view_if_needed()
         gm.screenshot(path=str(shots / "odds-gm-battles-and-balances-check.png"))
         assert not errors, errors
     finally:

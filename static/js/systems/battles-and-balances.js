@@ -462,7 +462,8 @@ export function render(root, view, ctx) {
     const schedule = odds.debounced((answer) => {
       if (!line.isConnected) return;
       if (!answer) { line.textContent = "Odds: not available for these values."; slot.replaceChildren(); return; }
-      line.textContent = `Odds: ${(answer.outcomes || []).map((o) => `${o.label} ${odds.pct(o.p)}`).join(" · ")}`;
+      const shown = (answer.outcomes || []).filter((o) => type === "contest" || o.key === "success"); // the rest in the details
+      line.textContent = `Odds: ${shown.map((o) => `${o.label} ${odds.pct(o.p)}`).join(" · ")}`;
       line.dataset.state = "ready";
       replace(slot, odds.disclosure(answer, { summary: "The odds in detail", id: `bb-tool-${type}` }));
     });
