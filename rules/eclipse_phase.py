@@ -553,7 +553,7 @@ class EclipsePhase(RuleSystem):
         }
         names = ", ".join(c["name"] for c in combatants.values())
         events = [event("battle.started", f"The fight begins: {names}.")]
-        typists = self._initiative_typists(state)
+        typists = [combatants[cid]["name"] for cid in self._initiative_typists(state)]
         if typists:
             # the battle cannot wait for typed faces while it is set up: the first command rolls
             state["initiative_due"] = True
@@ -567,10 +567,10 @@ class EclipsePhase(RuleSystem):
 
     @staticmethod
     def _initiative_typists(state: State) -> list[str]:
-        """The names of the able combatants whose initiative d6 is rolled with real dice (rules/physical.py)."""
+        """The able combatants whose initiative d6 is rolled with real dice (rules/physical.py)."""
         if not physical_active(state):
             return []
-        return [c["name"] for cid, c in state["combatants"].items() if _able(c) and who_enters(state, cid)[0]]
+        return [cid for cid, c in state["combatants"].items() if _able(c) and who_enters(state, cid)[0]]
 
     def _build_combatant(self, entry: Mapping[str, Any]) -> dict[str, Any]:
         weapons = []
@@ -1648,7 +1648,9 @@ class EclipsePhase(RuleSystem):
         if active:
             view["active_name"] = state["combatants"][active]["name"]
         if state.get("initiative_due") and state["status"] == "active":
-            view["initiative_due"] = {"text": INITIATIVE_DUE, "rollers": self._initiative_typists(state)}
+            typists = self._initiative_typists(state)
+            view["initiative_due"] = {"text": INITIATIVE_DUE, "combatants": typists,
+                                      "rollers": [state["combatants"][cid]["name"] for cid in typists]}
         view["legal"] = self.legal(state, viewer)
         return view
 

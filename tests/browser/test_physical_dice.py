@@ -183,10 +183,25 @@ def test_an_eclipse_phase_exchange_with_d100s_typed_on_phones(browser: Any, live
         gm.click("[data-testid=start-battle]")
         phones = {"alice": alice, "bob": bob}
         seen: set[str] = set()
-        # the first round's initiative is rolled as the battle starts, by the board (later rounds are typed)
-        alice.wait_for_selector("[data-testid=ep-initiative]")
-        if bob.locator("[data-testid=ep-end-turn]").count():
-            bob.click("[data-testid=ep-end-turn]")
+        # the first action turn's initiative waits for real dice: the GM starts it, each phone types its d6
+        for p in (gm, alice, bob):
+            expect(p.locator("[data-testid=ep-initiative-due]")).to_contain_text("Roll initiative to begin")
+        expect(alice.locator("[data-testid=ep-actions]")).to_contain_text("then this phone asks for your d6")
+        alice.screenshot(path=str(shots / "ep-alice-initiative-due.png"))
+        gm.screenshot(path=str(shots / "ep-gm-initiative-due.png"))
+        gm.click("[data-testid=ep-roll-initiative]")
+        alice.wait_for_selector("[data-testid=dice-due]")
+        expect(alice.locator("[data-testid=dice-prompt]")).to_contain_text("Roll 1d6 for Jinx initiative")
+        alice.screenshot(path=str(shots / "ep-alice-initiative-d6.png"))
+        expect(bob.locator("[data-testid=dice-waiting]")).to_contain_text("Waiting for Jinx")
+        expect(gm.locator("[data-testid=ep-initiative-due]")).to_contain_text("Rolling initiative for action turn 1")
+        bob.screenshot(path=str(shots / "ep-bob-initiative-waiting.png"))
+        type_face(alice, 6)
+        bob.wait_for_selector("[data-testid=dice-due]")
+        expect(bob.locator("[data-testid=dice-prompt]")).to_contain_text("Roll 1d6 for Habitat guard initiative")
+        type_face(bob, 1)
+        # Jinx 9 + 6 against the guard's 7 + 1: Jinx acts first
+        expect(gm.locator("[data-testid=log] li", has_text="Action turn 1. Initiative: Jinx 15, Habitat guard 8").first).to_be_visible()
         alice.wait_for_selector("[data-testid=ep-declare-attack]")
         alice.click("[data-testid=ep-target-c2]")
         alice.click("[data-testid=ep-declare-attack]")

@@ -102,7 +102,8 @@ def test_with_players_rolling_the_battle_starts_with_initiative_due() -> None:
     assert events[-1]["type"] == "initiative.due"
     assert events[-1]["text"].startswith(INITIATIVE_DUE) and "Ava, Dov roll a d6" in events[-1]["text"]
     for viewer in (GM, SA, SPECTATOR):
-        assert EP.view_for(state, viewer)["initiative_due"] == {"text": "Roll initiative to begin", "rollers": ["Ava", "Dov"]}
+        assert EP.view_for(state, viewer)["initiative_due"] == {"text": "Roll initiative to begin", "rollers": ["Ava", "Dov"],
+                                                                 "combatants": ["a", "d"]}
     assert [t for t in EP.view_for(state, GM)["legal"] if t["type"] == "roll_initiative"] == [
         {"type": "roll_initiative", "label": "Roll initiative"}]
     assert EP.view_for(state, SA)["legal"] == [] and EP.view_for(state, SPECTATOR)["legal"] == []

@@ -101,6 +101,12 @@ export function render(root, view, ctx) {
       return h("div", { class: "ep-banner ep-ended", dataset: { testid: "outcome" } },
         h("strong", {}, (view.outcome && view.outcome.text) || "The fight is over."));
     }
+    if (view.initiative_due) {
+      // real dice: the first action turn's initiative waits for the GM to start it and the rollers to type
+      const rolling = view.physical && view.physical.due;
+      return h("div", { class: "ep-banner", dataset: { testid: "ep-initiative-due" } },
+        h("strong", { class: "ep-now" }, rolling ? "Rolling initiative for action turn 1" : view.initiative_due.text));
+    }
     const waiting = view.pending ? view.pending.waiting.map((w) => w.text).join(" ") : "";
     return h(
       "div",
@@ -277,6 +283,8 @@ export function render(root, view, ctx) {
   // ---------------------------------------------------------------------------------------
   function actionPanel() {
     const parts = [];
+    const rollInitiative = find("roll_initiative");
+    if (rollInitiative) parts.push(h("button", { type: "button", class: "big primary", dataset: { testid: "ep-roll-initiative", action: "roll_initiative" }, onclick: () => ctx.send({ type: "roll_initiative" }) }, rollInitiative.label));
     for (const t of legal.filter((t) => t.type === "defend")) parts.push(defendForm(t));
     for (const t of legal.filter((t) => t.type === "accept")) parts.push(reactionBlock(t, find("spend", t.combatant)));
     const cancel = find("cancel_attack");
@@ -304,8 +312,11 @@ export function render(root, view, ctx) {
     if (!parts.length) {
       if (ctx.role !== "player" || view.status !== "active") return null;
       const mine = list.filter((c) => c.mine);
+      const typing = view.initiative_due && mine.some((c) => view.initiative_due.combatants.includes(c.id));
+      if (view.initiative_due && view.physical && view.physical.due) return null; // the dice card above says who rolls
+      const initiative = view.initiative_due ? `${view.initiative_due.text}: the GM starts the action turn${typing ? ", then this phone asks for your d6" : ""}.` : null;
       return h("section", { class: "ep-card ep-actions", dataset: { testid: "ep-actions", region: "due" } },
-        h("p", { class: "big-text muted" }, mine.length ? `Waiting${view.active_name ? `: ${view.active_name} acts now` : ""}.` : "No combatant of yours is in this fight."));
+        h("p", { class: "big-text muted" }, initiative || (mine.length ? `Waiting${view.active_name ? `: ${view.active_name} acts now` : ""}.` : "No combatant of yours is in this fight.")));
     }
     return h("section", { class: "ep-card ep-actions", dataset: { testid: "ep-actions", region: "due" } }, parts);
   }
