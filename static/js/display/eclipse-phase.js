@@ -34,6 +34,7 @@ export function render(root, view, ctx) {
 
 export function cue(view) {
   if (view.status === "ended") return { now: null, headline: view.outcome ? view.outcome.text || "The fight is over" : "The fight is over", detail: `Action turn ${view.round}` };
+  if (view.initiative_due && view.status === "active") return { now: null, headline: view.initiative_due.text, detail: "" };
   const active = (view.combatants || []).find((c) => c.id === view.active);
   return { now: view.active_name || (active && active.name) || null, seat: active ? active.seat : null, detail: joinParts(view.round ? `Action turn ${view.round}` : "") };
 }
