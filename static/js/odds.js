@@ -18,7 +18,7 @@ import { h, replace } from "./ui.js";
 })();
 
 const NBSP = "\u00a0";
-const ASK_DELAY_MS = 60;
+const ASK_DELAY_MS = 300;
 const cache = new Map(); // "battle|v|declaration" -> Promise<answer | null>
 const errors = new Map(); // same key -> the server's refusal, for whoever wants to say why
 
@@ -50,12 +50,16 @@ export function ask(ctx, declaration) {
     entry = { done: false, value: undefined };
     // asked a moment later, so that what the page sends on a new view (its declaration, its dice
     // seed) reaches the server first: a question never holds up a move
-    entry.promise = new Promise((resolve) => setTimeout(resolve, ASK_DELAY_MS)).then(() => ctx.conn.emit("odds", { battle_id: battleId, declaration })).then((ack) => {
+    // (and not at all if the battle moved on meanwhile: the new view asks afresh)
+    const current = () => ctx.conn.state && ctx.conn.state.battleId === battleId && ctx.conn.state.v === v;
+    entry.promise = new Promise((resolve) => setTimeout(resolve, ASK_DELAY_MS)).then(() => (current()
+      ? ctx.conn.emit("odds", { battle_id: battleId, declaration })
+      : { ok: false, code: "moved_on", error: "The battle moved on." })).then((ack) => {
       entry.done = true;
       entry.value = ack && ack.ok ? ack.odds : null;
       if (!(ack && ack.ok)) {
         errors.set(key, (ack && ack.error) || "No odds");
-        if (ack && (ack.code === "offline" || ack.code === "timeout")) cache.delete(key); // ask again later
+        if (ack && ["offline", "timeout", "moved_on"].includes(ack.code)) cache.delete(key); // ask again later
       }
       return entry.value;
     });

@@ -160,12 +160,13 @@ export function render(root, view, ctx) {
     return c.mine ? "you" : "player";
   }
 
-  function chooseButtons(cid, templates) {
+  function chooseButtons(cid, templates, { lazy = false } = {}) {
     const byOption = Object.fromEntries(templates.map((t) => [t.option, t]));
     const row = chooseRow(cid, templates, byOption);
     // the odds of each option (averaged over the foe's options) on its button, the table a tap away
+    // (lazy: the GM's folded "choose for a player" asks only once unfolded)
     const slot = h("div", { class: "odds-slot", dataset: { testid: "odds-slot" } });
-    odds.withOdds(ctx, { type: "choose", combatant: cid }, (answer) => {
+    const load = () => odds.withOdds(ctx, { type: "choose", combatant: cid }, (answer) => {
       for (const choice of answer.choices || []) {
         const button = row.querySelector(`[data-option="${choice.option}"]`);
         if (button) odds.decorate(button, choice, choice.option === "run_away"
@@ -174,6 +175,8 @@ export function render(root, view, ctx) {
       }
       replace(slot, odds.disclosure(answer, { summary: "Odds of each option, per foe's choice", id: `pb-${cid}` }));
     }, () => row.isConnected);
+    if (lazy) row.loadOdds = load;
+    else load();
     return [row, slot];
   }
 
@@ -214,14 +217,15 @@ export function render(root, view, ctx) {
         { class: "pb-actions pb-actions-gm", dataset: { region: "due" } },
         groups.map(([cid, templates]) => {
           const c = cs[cid];
+          const buttons = chooseButtons(cid, templates, { lazy: c.controller !== "gm" });
           const block = [
             h("h3", {}, `${c.name}${c.has_chosen && c.choice ? ` — ${optionLabel(c.choice)}` : ""}`),
-            chooseButtons(cid, templates),
+            buttons,
           ];
           if (c.controller === "gm") return h("div", { class: "pb-choose-block" }, block);
           return h(
             "details",
-            { class: "pb-choose-block pb-override" },
+            { class: "pb-choose-block pb-override", ontoggle: (ev) => { if (ev.currentTarget.open && buttons[0].loadOdds) buttons[0].loadOdds(); } },
             h("summary", {}, `Choose for ${c.name} (played by ${controllerText(c)})`),
             block.slice(1),
           );
