@@ -121,12 +121,6 @@ def settings(state: Mapping[str, Any]) -> dict[str, Any]:
             "pending": raw.get("pending")}
 
 
-def start(state: State, options: Mapping[str, Any]) -> State:
-    """A new battle's state: unchanged, since every system keeps its options (``who_rolls`` among
-    them) in ``state["options"]``, which :func:`settings` reads until the GM changes something."""
-    return state
-
-
 def active(state: Mapping[str, Any]) -> bool:
     """Whether any roll of this battle may be physical (otherwise the board's dice are used unwrapped)."""
     found = settings(state)

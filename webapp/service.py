@@ -671,9 +671,7 @@ class BattleService:
             found = store.start_read(conn, table_id)
             if found is None:
                 raise NotFound("no such table")
-            table, seats = found
-            if table.system_id in GRID_SYSTEMS:  # the blocked squares of the board (one more read)
-                table.board = self.table(table_id=table_id).board
+            table, seats = found  # the read brings the board (blocked squares) and display settings along
             system_id, state, events, battle_seed, setup = self._setup_battle(table, seats, seed)
             status = state.get("status", "active")
             battle_id = store.start_write(conn, table, state, battle_seed, status, events, utcnow(), setup)
@@ -711,7 +709,6 @@ class BattleService:
         with rules_guard("lineup"):
             state, events = system.setup(lineup, options, command_dice(battle_seed, "", 1))
         events = list(events) or [make_event("battle.started", f"A {system.name} battle begins.")]
-        state = physical_dice.start(state, options)  # who rolls (H9)
         return system.id, state, [*events, committed_event(battle_seed)], battle_seed, setup
 
     def declare(

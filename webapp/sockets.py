@@ -509,22 +509,6 @@ def on_battle_share(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict
     return {"battle_id": battle.id, "shareable": battle.shareable}
 
 
-CLIENT_EVENTS = (
-    "sync",
-    "declare",
-    "undo",
-    "assign",
-    "battle_start",
-    "battle_restart",
-    "battle_end",
-    "lineup_set",
-    "options_set",
-    "notes_set",
-    "roster_save",
-    "roster_load",
-    "roster_delete",
-)
-GM_EVENTS = tuple(e for e in CLIENT_EVENTS if e not in ("sync", "declare"))
 
 
 # --- the table display: its settings and the screens paired with it (issue 19) --------------------
@@ -569,8 +553,7 @@ def on_display_unpair(hub: Hub, conn: Connection, payload: dict[str, Any]) -> di
     return {}
 
 
-#: the GM-only events of the table display (not yet in CLIENT_EVENTS / GM_EVENTS, whose tests list a
-#: case per event; tests/server/test_pairing.py checks their roles and payloads)
+#: the GM-only events of the table display (tests/server/test_pairing.py checks their payloads)
 DISPLAY_EVENTS = ("display_set", "display_pair", "display_unpair")
 
 
@@ -615,8 +598,7 @@ _ODDS_CACHE: dict[tuple[Any, ...], dict[str, Any]] = {}
 _ODDS_GUARD = threading.Lock()
 
 
-#: the odds question: for every role (each checked above), so neither a GM event nor a declaration;
-#: kept out of CLIENT_EVENTS, whose test lists a case per GM event (tests/server/test_odds.py checks it)
+#: the odds question: for every role (each checked above), so neither a GM event nor a declaration
 ODDS_EVENTS = ("odds",)
 
 
@@ -646,8 +628,7 @@ def on_dice_physical(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dic
     return {"v": result.version}
 
 
-#: physical dice: dice_enter for a seat's roller or the GM, dice_physical for the GM only; kept out of
-#: CLIENT_EVENTS (whose test lists a case per GM event), like the odds
+#: physical dice: dice_enter for a seat's roller or the GM, dice_physical for the GM only
 PHYSICAL_DICE_EVENTS = ("dice_enter", "dice_physical")
 
 
@@ -668,6 +649,11 @@ def on_survivors_save(hub: Hub, conn: Connection, payload: dict[str, Any]) -> di
     return {"roster_id": roster.id, "name": roster.name, "survivors": [e["name"] for e in entries], "left_out": left_out}
 
 
-#: the GM's survivors event: kept out of CLIENT_EVENTS (whose test lists a case per GM event), like
-#: the display's; tests/server/test_survivors.py checks its roles and payloads
+#: the GM's survivors event (tests/server/test_survivors.py checks its payloads)
 SURVIVOR_EVENTS = ("survivors_save",)
+
+
+#: every client event, and those only the GM may send: read off the registered handlers, so a new
+#: event is covered by the generic role and payload tests (tests/server/test_sockets.py, test_security.py)
+CLIENT_EVENTS = tuple(EVENT_HANDLERS)
+GM_EVENTS = tuple(name for name, (_fn, gm_only) in EVENT_HANDLERS.items() if gm_only)

@@ -257,7 +257,8 @@ SELECT t.id, t.slug, t.name, t.system_id, t.join_code, t.gm_token, t.lineup::tex
        t.battle_id, t.created_at, t.library,
        (SELECT json_agg(json_build_object('id', s.id, 'public_id', s.public_id, 'name', s.name, 'token', s.token,
                                           'created_at', s.created_at) ORDER BY s.id)
-        FROM seat s WHERE s.table_id = t.id)::text
+        FROM seat s WHERE s.table_id = t.id)::text,
+       t.display::text, t.board::text, t.roster_id
 FROM game_table t WHERE t.id = %(table_id)s
 """
 _PG_START_WRITE = """
@@ -363,7 +364,8 @@ class PostgresCommandStore(CoreCommandStore):
         table = GameTable(
             id=row[0], slug=row[1], name=row[2], system_id=row[3], join_code=row[4], gm_token=row[5],
             lineup=wire.loads(row[6]), options=wire.loads(row[7]), gm_notes=row[8], battle_id=row[9], created_at=row[10],
-            library=row[11],
+            library=row[11], display=wire.loads(row[13]) if row[13] else None,
+            board=wire.loads(row[14]) if row[14] else None, roster_id=row[15],
         )
         seats = [
             Seat(id=s["id"], table_id=table_id, public_id=s["public_id"], name=s["name"], token=s["token"],

@@ -24,7 +24,7 @@ from tests.conftest import make_app
 from tests.server.test_leaks import lineup_for
 from webapp.app import socketio
 from webapp.models import Battle, BattleCommand, BattleEvent, GameTable, Roster, RosterCombatant, Seat
-from webapp.sockets import CLIENT_EVENTS, GM_EVENTS
+from webapp.sockets import CLIENT_EVENTS, GM_EVENTS, Hub
 
 SYSTEM_IDS = [system.id for system in available_systems()]
 NOTES = "fuzz-notes-9f2c: the dragon is asleep"
@@ -87,8 +87,13 @@ class Fuzzed:
         return json.dumps(rows, sort_keys=True, default=str)
 
     def secrets(self, role: str) -> list[str]:
-        battle = self.service.battle(self.service.table(table_id=self.table.id).battle_id or self.battle_id)
-        found = [NOTES, self.table.join_code, self.table.gm_token, self.table.library, battle.seed, self.seat_two.token]
+        table = self.service.table(table_id=self.table.id)
+        battle = self.service.battle(table.battle_id or self.battle_id)
+        found = [NOTES, self.table.gm_token, self.table.library, self.seat_two.token]
+        if not Hub.join_open(table):  # the join corner shows it to everyone while it is open
+            found.append(self.table.join_code)
+        if battle.status != "ended":  # the seed is revealed when its battle ends
+            found.append(battle.seed)
         if role == "spectator":
             found.append(self.seat_one.token)
         return found

@@ -10,7 +10,7 @@ from sqlmodel import Session
 
 from tests.conftest import Table
 from webapp.models import GameTable
-from webapp.sockets import CLIENT_EVENTS, EVENT_HANDLERS, ODDS_EVENTS
+from webapp.sockets import CLIENT_EVENTS, EVENT_HANDLERS, GM_EVENTS, ODDS_EVENTS
 
 
 def ask(client: Any, duel: Table, declaration: Any, **extra: Any) -> dict[str, Any]:
@@ -20,7 +20,7 @@ def ask(client: Any, duel: Table, declaration: Any, **extra: Any) -> dict[str, A
 def test_odds_is_a_registered_client_event_for_every_role() -> None:
     assert ODDS_EVENTS == ("odds",) and "odds" in EVENT_HANDLERS
     assert EVENT_HANDLERS["odds"][1] is False, "players ask too: not a GM-only event"
-    assert "odds" not in CLIENT_EVENTS
+    assert "odds" in CLIENT_EVENTS and "odds" not in GM_EVENTS
 
 
 def test_a_player_gets_the_odds_of_its_own_combatant(duel: Table) -> None:

@@ -234,6 +234,13 @@ def gm_payloads(duel: Table) -> dict[str, list[dict[str, Any]]]:
         "roster_save": [{"name": "stolen"}],
         "roster_load": [{"roster_id": roster.id}, {"roster_id": roster.id, "append": True}],
         "roster_delete": [{"roster_id": roster.id}],
+        "board_set": [{"blocked": []}],
+        "battle_share": [{"battle_id": bid, "shareable": True}],
+        "display_set": [{"show_join": True}, {"show_odds": True}],
+        "display_pair": [{"code": "ABCDEF"}],
+        "display_unpair": [{"screen": 1}],
+        "dice_physical": [{"battle_id": bid, "combatant": "jharek", "physical": True}],
+        "survivors_save": [{"battle_id": bid, "name": "stolen"}, {"battle_id": bid, "roster_id": roster.id}],
     }
 
 

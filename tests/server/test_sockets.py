@@ -240,12 +240,19 @@ GM_PAYLOADS: dict[str, dict[str, Any]] = {
     "roster_save": {"name": "x"},
     "roster_load": {"roster_id": 1},
     "roster_delete": {"roster_id": 1},
+    "board_set": {"blocked": []},
+    "battle_share": {"shareable": True},
+    "display_set": {"show_join": True},
+    "display_pair": {"code": "ABCDEF"},
+    "display_unpair": {"screen": 1},
+    "dice_physical": {"combatant": "jharek", "physical": True},
+    "survivors_save": {"name": "survivors"},
 }
 
 
 def test_every_client_event_is_covered() -> None:
     assert set(GM_EVENTS) == set(GM_PAYLOADS)
-    assert set(CLIENT_EVENTS) == set(GM_EVENTS) | {"sync", "declare"}
+    assert set(CLIENT_EVENTS) == set(GM_EVENTS) | {"sync", "declare", "odds", "entropy", "dice_enter"}
 
 
 @pytest.mark.parametrize("event", sorted(GM_PAYLOADS))
