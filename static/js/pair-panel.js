@@ -113,7 +113,7 @@ export function renderPairPanel(root, table, ctx) {
         h("span", { class: "muted" }, showing ? "On: the TV shows the join code and QR." : "Off: the TV shows the join code only until the battle starts.")),
       h("p", { class: "pair-join-switch button-row" },
         oddsSwitch,
-        h("span", { class: "muted" }, oddsOn ? "On: the TV and spectators see the odds of the choices." : "Off: only each player (for their own) and you see the odds."))));
+        h("span", { class: "muted" }, oddsOn ? "On: the TV shows the odds of the choices (spectators may ask for them too)." : "Off: only each player (for their own) and you see the odds."))));
   if (hadFocus) input.focus();
 }
 
