@@ -23,7 +23,16 @@ from typing import Any
 from .. import adnd
 from ..core import RuleSystem, State, Viewer, clone
 from ..errors import IllegalDeclaration, InvalidDeclaration, NotPermitted
-from .common import distribution, enumerate_dice, expectation, mean, probability, tally, total
+from .common import (
+    asking_combatant,
+    distribution,
+    enumerate_dice,
+    expectation,
+    mean,
+    probability,
+    tally,
+    total,
+)
 
 #: the stats a viewer sees only of its own side's seats (or the GM), blanked in a stand-in
 HIDDEN_STATS = {"hp": 10, "hp_max": 10, "ac": 10, "thac0": 20, "to_hit_bonus": 0, "damage_bonus": 0, "attacks": 1,
@@ -112,13 +121,7 @@ def charge_answer(system: Any, known: State, cid: str, tid: str) -> dict[str, An
 
 
 def odds(system: RuleSystem, state: State, viewer: Viewer, declaration: Mapping[str, Any]) -> dict[str, Any]:
-    cid = declaration.get("combatant")
-    if not isinstance(cid, str) or cid not in state.get("combatants", {}):
-        raise InvalidDeclaration("the odds need the combatant who would attack")
-    if viewer.role == "player" and not viewer.controls(state, cid):
-        raise NotPermitted("you can see the odds only for the combatants of your own seat")
-    if state.get("status") != "active":
-        raise IllegalDeclaration("the encounter is over")
+    cid = asking_combatant(state, viewer, declaration, doing="attack", over="the encounter is over")
     kind = declaration.get("kind", "melee")
     if kind not in KINDS:
         raise InvalidDeclaration(f"odds are given for {', '.join(KINDS)}")

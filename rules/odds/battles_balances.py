@@ -32,6 +32,7 @@ from ..errors import IllegalDeclaration, InvalidDeclaration, NotPermitted
 from .common import (
     NotEnumerable,
     PathDice,
+    asking_combatant,
     check_span,
     distribution,
     enumerate_dice,
@@ -388,13 +389,7 @@ def odds(system: RuleSystem, state: State, viewer: Viewer, declaration: Mapping[
         except NotEnumerable as exc:
             raise IllegalDeclaration(str(exc)) from exc
         return {"system": system.id, "method": "exact", "type": kind, **answer}
-    cid = declaration.get("combatant")
-    if not isinstance(cid, str) or cid not in state.get("combatants", {}):
-        raise InvalidDeclaration("the odds need the combatant who would attack")
-    if viewer.role == "player" and not viewer.controls(state, cid):
-        raise NotPermitted("you can see the odds only for the combatants of your own seat")
-    if state.get("status") != "active":
-        raise IllegalDeclaration("the battle is not running")
+    cid = asking_combatant(state, viewer, declaration, doing="attack", over="the battle is not running")
     known = _known_state(system, state, viewer)
     c = known["combatants"][cid]
     if kind in ("attack", "shoot"):

@@ -23,8 +23,9 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any, TypeVar
 
+from ..core import State, Viewer
 from ..dice import Roll, notation
-from ..errors import DiceError
+from ..errors import DiceError, IllegalDeclaration, InvalidDeclaration, NotPermitted
 
 T = TypeVar("T")
 
@@ -42,6 +43,19 @@ class NotEnumerable(DiceError):
 
 #: the most totals one roll may have for the odds to walk them (30d12 has 331, 20d20 381)
 MAX_SPAN = 400
+
+
+def asking_combatant(state: State, viewer: Viewer, declaration: Any, *, doing: str, over: str, key: str = "combatant") -> str:
+    """The combatant a question is about, once the asker may ask about it: it exists, a player asks
+    only about the combatants of their own seat, and the battle is running (``over`` says otherwise)."""
+    cid = declaration.get(key)
+    if not isinstance(cid, str) or cid not in state.get("combatants", {}):
+        raise InvalidDeclaration(f"the odds need the combatant who would {doing}")
+    if viewer.role == "player" and not viewer.controls(state, cid):
+        raise NotPermitted("you can see the odds only for the combatants of your own seat")
+    if state.get("status") != "active":
+        raise IllegalDeclaration(over)
+    return cid
 
 
 def check_span(count: int, sides: int) -> None:

@@ -28,7 +28,16 @@ from .. import eclipse_phase as ep
 from ..core import RuleSystem, State, Viewer, clone
 from ..dice import Roll
 from ..errors import IllegalDeclaration, InvalidDeclaration, NotPermitted
-from .common import by_roll_total, distribution, expectation, mean, probability, tally, total
+from .common import (
+    asking_combatant,
+    by_roll_total,
+    distribution,
+    expectation,
+    mean,
+    probability,
+    tally,
+    total,
+)
 
 GM = Viewer.gm()
 #: the defence target numbers a viewer who may not see the defender's skills gets a row for
@@ -215,13 +224,7 @@ def _full_case(paths: list[tuple[Fraction, tuple[bool, int, int, str]]], name: s
 def odds(system: RuleSystem, state: State, viewer: Viewer, declaration: Mapping[str, Any]) -> dict[str, Any]:
     if declaration.get("type", "attack") != "attack":
         raise InvalidDeclaration("odds are given for an attack being built")
-    aid = declaration.get("combatant")
-    if not isinstance(aid, str) or aid not in state.get("combatants", {}):
-        raise InvalidDeclaration("the odds need the combatant who would attack")
-    if viewer.role == "player" and not viewer.controls(state, aid):
-        raise NotPermitted("you can see the odds only for the combatants of your own seat")
-    if state.get("status") != "active":
-        raise IllegalDeclaration("the battle is not running")
+    aid = asking_combatant(state, viewer, declaration, doing="attack", over="the battle is not running")
     tid = declaration.get("target")
     if not isinstance(tid, str) or tid not in state["combatants"]:
         raise InvalidDeclaration("the odds of an attack need its target")

@@ -25,9 +25,10 @@ from typing import Any
 from .. import phantoms_bane as pb
 from ..core import RuleSystem, State, Viewer, clone
 from ..dice import ScriptedDice
-from ..errors import IllegalDeclaration, InvalidDeclaration, NotPermitted
+from ..errors import InvalidDeclaration
 from .common import (
     PathDice,
+    asking_combatant,
     collapse,
     distribution,
     enumerate_dice,
@@ -289,13 +290,7 @@ def option_odds(
 
 
 def odds(system: RuleSystem, state: State, viewer: Viewer, declaration: Mapping[str, Any]) -> dict[str, Any]:
-    me = declaration.get("combatant")
-    if not isinstance(me, str) or me not in state.get("combatants", {}):
-        raise InvalidDeclaration("the odds need the combatant who would choose")
-    if viewer.role == "player" and not viewer.controls(state, me):
-        raise NotPermitted("you can see the odds only for the combatants of your own seat")
-    if state.get("status") != "active":
-        raise IllegalDeclaration("the duel is not under way")
+    me = asking_combatant(state, viewer, declaration, doing="choose", over="the duel is not under way")
     option = declaration.get("option")
     if option is not None and option not in OPTIONS:
         raise InvalidDeclaration(f"option must be one of {', '.join(OPTIONS)} (got {option!r})")
