@@ -61,7 +61,7 @@ let resizeTimer = null;
 window.addEventListener("resize", () => {
   fitStage();
   clearTimeout(resizeTimer);
-  resizeTimer = setTimeout(() => { if (battle) renderBoard(false); }, 150);
+  resizeTimer = setTimeout(() => { boxCache = null; if (battle) renderBoard(false); }, 150);
 });
 
 // --- full screen and the screen wake lock -----------------------------------------------------
@@ -137,6 +137,7 @@ const conn = connect({
     battle = state;
     lastFresh = fresh || [];
     await loadRenderer();
+    boxCache = null; // measured when a renderer first asks (Olympia's never does)
     renderBoard(true);
     renderAround();
     import(`${staticRoot}js/replay-link.js`).then((m) => m.mountDisplayReplayLink(els.join.parentElement, body.dataset.table, state.battleId, state.status)).catch(() => {}); // a shared battle's replay (H10)
@@ -147,12 +148,20 @@ const conn = connect({
   },
 });
 
+// The board's size, read once per update and only when a renderer asks (the grid's do, before they
+// write): a read after the board was redrawn would force a synchronous layout of the whole stage.
+let boxCache = null;
+function boardBox() {
+  if (!boxCache) boxCache = { width: els.board.clientWidth || 1600, height: els.board.clientHeight || 700 };
+  return boxCache;
+}
+
 function ctxFor(fresh) {
   return {
     kit, ui, grid, table, mode,
     events: battle ? battle.events : [],
     fresh,
-    box: { width: els.board.clientWidth || 1600, height: els.board.clientHeight || 700 },
+    get box() { return boardBox(); },
     seatName: (seat) => (seat && table && table.seat_names ? table.seat_names[seat] || null : null),
   };
 }
@@ -209,6 +218,7 @@ function renderOdds() {
     if (!oddsBox) {
       oddsBox = h("aside", { class: "display-odds", dataset: { testid: "display-odds" }, "aria-label": "Odds" });
       els.board.parentElement.append(oddsBox);
+      boxCache = null;
       renderBoard(false); // the board fits the narrower room
     }
     odds.renderDisplayOdds(oddsBox, { systemId, view: battle.view, conn, battleId: battle.battleId, version: battle.v });

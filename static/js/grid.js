@@ -99,10 +99,11 @@ export function renderGrid(container, spec) {
     svg.classList.add("has-map");
   }
 
-  const lines = s("g", { class: "grid-lines" });
-  for (let x = 0; x <= width; x++) lines.append(s("line", { x1: x * cell, y1: 0, x2: x * cell, y2: H }));
-  for (let y = 0; y <= height; y++) lines.append(s("line", { x1: 0, y1: y * cell, x2: W, y2: y * cell }));
-  svg.append(lines);
+  // every grid line in one path (one element, not one per line: cheaper to build, style and paint)
+  let d = "";
+  for (let x = 0; x <= width; x++) d += `M${x * cell} 0V${H}`;
+  for (let y = 0; y <= height; y++) d += `M0 ${y * cell}H${W}`;
+  svg.append(s("g", { class: "grid-lines" }, s("path", { d, fill: "none" })));
 
   const blocked = s("g", { class: "grid-blocked" });
   for (const sq of spec.blocked || []) {

@@ -9,7 +9,8 @@ let previousMen = {}; // unit id -> men in the last view drawn
 let previousBroken = {};
 let previousStrength = {};
 
-const fmt = (n) => (typeof n === "number" ? n.toLocaleString("en-GB") : String(n));
+const numbers = new Intl.NumberFormat("en-GB"); // one formatter (toLocaleString builds one per call)
+const fmt = (n) => (typeof n === "number" ? numbers.format(n) : String(n));
 
 export function render(root, view, ctx) {
   const { h, replace } = ctx.ui;

@@ -26,7 +26,8 @@ let previousVersion = null;
 let previousStrength = {}; // side -> percentage of the strength bar last drawn, so it slides to the new one
 let specialDraft = { preset: "dragon_fire", side: "A" };
 
-const fmt = (n) => (typeof n === "number" ? n.toLocaleString("en-GB") : String(n));
+const numbers = new Intl.NumberFormat("en-GB"); // one formatter (toLocaleString builds one per call)
+const fmt = (n) => (typeof n === "number" ? numbers.format(n) : String(n));
 
 export function render(root, view, ctx) {
   // health-like bars from the shared kit (numbers as text, never colour alone)
