@@ -346,13 +346,7 @@ class BattleService:
             raise InvalidDeclaration("notes must be text")
         if len(notes) > 5000:
             raise InvalidDeclaration("notes are too long (at most 5000 characters)")
-        with self.session() as s:
-            table = self._get_table(s, table_id)
-            table.gm_notes = notes
-            s.add(table)
-            s.commit()
-            s.refresh(table)
-            return table
+        return self._set_table(table_id, gm_notes=notes)
 
     def _get_table(self, s: Session, table_id: int) -> GameTable:
         table = s.get(GameTable, table_id)
@@ -392,9 +386,14 @@ class BattleService:
         return board, changed
 
     def write_board(self, table_id: int, board: dict[str, Any]) -> GameTable:
+        return self._set_table(table_id, board=board)
+
+    def _set_table(self, table_id: int, **fields: Any) -> GameTable:
+        """Write already checked values into a table's row; the table as stored."""
         with self.session() as s:
             table = self._get_table(s, table_id)
-            table.board = board
+            for name, value in fields.items():
+                setattr(table, name, value)
             s.add(table)
             s.commit()
             s.refresh(table)

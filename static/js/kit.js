@@ -16,7 +16,7 @@
 //   actionButton(label, onclick, {testid, combatant, primary, danger, disabled, hint, pressed, cls})
 //   panel(title, children, {testid, cls, collapsible, open, id})
 
-import { h, s } from "./ui.js";
+import { h, s, sidesOf } from "./ui.js";
 
 const SIDE_CLASSES = ["side-a", "side-b", "side-c", "side-d"];
 const SIDE_SHAPES = ["circle", "square", "triangle", "diamond"];
@@ -99,16 +99,6 @@ export function token(t) {
     t.badge !== undefined && t.badge !== null && t.badge !== "" ? h("span", { class: "kit-token-badge" }, String(t.badge)) : null),
   h("span", { class: "kit-token-name" }, t.short || shortName(t.name)),
   );
-}
-
-function sidesOf(notation) {
-  const m = /d(\d+)/.exec(notation || "");
-  if (m) return Number(m[1]);
-  const r = /^(-?\d+)-(\d+)$/.exec(notation || "");
-  if (!r) return 6;
-  const low = Number(r[1]);
-  const high = Number(r[2]);
-  return low === 0 ? high + 1 : high; // 0-99 is a d100
 }
 
 /** One die face; `fresh` makes it roll in (a fade only under prefers-reduced-motion). */

@@ -71,7 +71,8 @@ export function die(face, { sides = 6, fresh = false, cls = "" } = {}) {
   return h("span", { class: `die d${sides} ${fresh ? "rolling" : ""} ${cls}`, title: `d${sides}` }, String(face));
 }
 
-function sidesOf(notation) {
+/** The faces of a die from its notation ("2d6" -> 6, "0-99" -> 100). */
+export function sidesOf(notation) {
   const m = /d(\d+)/.exec(notation || "");
   if (m) return Number(m[1]);
   const r = /^(-?\d+)-(\d+)$/.exec(notation || "");

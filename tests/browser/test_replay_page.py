@@ -328,32 +328,12 @@ def test_the_table_display_links_a_shared_battles_replay(browser: Any, live_serv
 
 def play_random(server: LiveServer, system_id: str) -> tuple[str, str, int, int]:
     """A battle of a grid system: declarations the rules offer the GM, drawn at random, then the end."""
-    import random
-
-    from rules import RulesError
     from tests.server import test_leaks as leaks
 
     service = service_for(server)
-    system = get_system(system_id)
-    table = service.create_table(f"Replay {system.name}", system_id)
-    _, one = service.join(table.join_code, "One")
-    _, two = service.join(table.join_code, "Two")
-    service.set_lineup(table.id, leaks.lineup_for(system, [one.public_id, two.public_id]))
-    battle_id = service.start_battle(table.id, seed=f"replay-{system_id}").battle_id
-    rng = random.Random(system_id)
-    accepted = 0
-    for attempt in range(80):
-        battle = service.battle(battle_id)
-        if battle.status == "ended" or accepted >= 10:
-            break
-        legal = system.view_for(battle.state, Viewer.gm()).get("legal") or []
-        if not legal:
-            break
-        try:
-            service.declare(battle_id, Viewer.gm(), leaks.declaration_from(rng.choice(legal), rng), msg_id=f"r{attempt}")
-            accepted += 1
-        except RulesError:
-            pass
+    table, battle_id, accepted = leaks.play_seated_battle(
+        service, system_id, f"Replay {get_system(system_id).name}", f"replay-{system_id}", 10
+    )
     if service.battle(battle_id).status != "ended":
         service.end_battle(battle_id, Viewer.gm())
     versions = service.battle(battle_id).version

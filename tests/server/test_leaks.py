@@ -45,6 +45,34 @@ def _pick(value: Any) -> Any:
     return value
 
 
+def play_seated_battle(service: Any, system_id: str, name: str, seed: str, most: int) -> tuple[Any, int, int]:
+    """A table of ``system_id`` with two seats, its battle started with ``seed`` and played by up to
+    ``most`` random declarations the rules offer the GM; its table, battle id and how many were accepted."""
+    from rules import RulesError, get_system
+
+    system = get_system(system_id)
+    table = service.create_table(name, system_id)
+    _, one = service.join(table.join_code, "One")
+    _, two = service.join(table.join_code, "Two")
+    service.set_lineup(table.id, lineup_for(system, [one.public_id, two.public_id]))
+    battle_id = service.start_battle(table.id, seed=seed).battle_id
+    rng = random.Random(system_id)
+    accepted = 0
+    for attempt in range(80):
+        battle = service.battle(battle_id)
+        if battle.status == "ended" or accepted >= most:
+            break
+        legal = system.view_for(battle.state, Viewer.gm()).get("legal") or []
+        if not legal:
+            break
+        try:
+            service.declare(battle_id, Viewer.gm(), declaration_from(rng.choice(legal), rng), msg_id=f"r{attempt}")
+            accepted += 1
+        except RulesError:
+            pass
+    return table, battle_id, accepted
+
+
 def declaration_from(item: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     """A declaration built the way a board module builds one from a legal entry and its form."""
     decl = {k: v for k, v in item.items() if k not in PRESENTATION and not isinstance(v, list | dict)}

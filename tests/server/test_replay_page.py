@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import gzip
 import json
-import random
 from typing import Any
 
 import pytest
 from sqlmodel import col, select
 
-from rules import RulesError, Viewer, available_systems, get_system
+from rules import Viewer, available_systems, get_system
 from rules.core import may_see
 from tests.conftest import Table, duel_lineup
 from tests.server import test_leaks as leaks
@@ -221,25 +220,7 @@ def test_socket_clients_still_work_after_a_replay_read(computer_duel: Table) -> 
 def test_every_systems_replay_keeps_hidden_events_from_the_public(app: Any, system_id: str, monkeypatch: pytest.MonkeyPatch) -> None:
     service = app.extensions["battleboard"].service
     system = get_system(system_id)
-    table = service.create_table("Replay of every system", system_id)
-    _, one = service.join(table.join_code, "One")
-    _, two = service.join(table.join_code, "Two")
-    service.set_lineup(table.id, leaks.lineup_for(system, [one.public_id, two.public_id]))
-    battle_id = service.start_battle(table.id, seed=f"{SEED}-{system_id}").battle_id
-    rng = random.Random(system_id)
-    accepted = 0
-    for attempt in range(80):
-        battle = service.battle(battle_id)
-        if battle.status == "ended" or accepted >= 14:
-            break
-        legal = system.view_for(battle.state, Viewer.gm()).get("legal") or []
-        if not legal:
-            break
-        try:
-            service.declare(battle_id, Viewer.gm(), leaks.declaration_from(rng.choice(legal), rng), msg_id=f"r{attempt}")
-            accepted += 1
-        except RulesError:
-            pass
+    table, battle_id, accepted = leaks.play_seated_battle(service, system_id, "Replay of every system", f"{SEED}-{system_id}", 14)
     assert accepted >= 1
     if service.battle(battle_id).status != "ended":
         service.end_battle(battle_id, Viewer.gm())
