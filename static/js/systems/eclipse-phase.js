@@ -298,7 +298,7 @@ export function render(root, view, ctx) {
           render(root, view, ctx);
           const box = moveMode && root.querySelector("[data-testid=ep-grid]");
           if (box && box.scrollIntoView) box.scrollIntoView({ behavior: "smooth", block: "center" });
-        }, title: `${moveTemplate.label} (${moveTemplate.max_metres} m left)` }, moveMode ? "Cancel move" : `Move (${moveTemplate.max_metres} m)`));
+        }, title: `${moveTemplate.label} (${moveTemplate.max_metres} m left)` }, moveMode ? "Cancel move" : `Move ${moveTemplate.max_metres}\u00a0m`));
     }
     const stand = find("stand");
     if (stand) turnButtons.push(h("button", { type: "button", class: "big", dataset: { testid: "ep-stand", action: "stand" }, onclick: () => ctx.send({ type: "stand", combatant: stand.combatant }) }, stand.label));
