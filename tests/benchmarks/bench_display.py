@@ -194,7 +194,8 @@ def drive(gm: GM, system_id: str, updates: int, rng: random.Random, tag: str) ->
 ROLES = ("display", "player (phone, CPU ×4)", "GM console")
 
 
-def run_scenario(name: str, server: LiveServer, browser: Any, lineup: list[dict[str, Any]], system_id: str, updates: int, seed: int) -> dict[str, Any]:
+def run_scenario(name: str, server: LiveServer, browser: Any, lineup: list[dict[str, Any]], system_id: str, updates: int, seed: int,
+                 roles: tuple[str, ...] = ROLES) -> dict[str, Any]:
     """One battle; each role's page measured on its own (the other pages closed), so that the two
     cores of this machine are not shared by three pages painting the same update."""
     app = create_app(load_config(instance_path=server.instance))
@@ -222,7 +223,7 @@ def run_scenario(name: str, server: LiveServer, browser: Any, lineup: list[dict[
             assert ack["ok"], (event, ack)
         gm.sync()
         rng = random.Random(seed)
-        for role in ROLES:
+        for role in roles:
             if role == "display":
                 context = browser.new_context(viewport={"width": 1920, "height": 1080})
                 context.add_init_script(TIMING_SCRIPT)
@@ -258,7 +259,11 @@ def main() -> int:
     parser.add_argument("--updates", type=int, default=80, help="updates per scenario")
     parser.add_argument("--seed", type=int, default=19)
     parser.add_argument("--keep", action="store_true", help="keep the instance folder (screenshots of the display)")
+    parser.add_argument("--scenario", choices=("grid", "olympia"), action="append", help="only this scenario (repeatable; default both)")
+    parser.add_argument("--role", choices=("display", "phone", "console"), action="append", help="only this page (repeatable; default every page)")
     args = parser.parse_args()
+    short = {"display": ROLES[0], "phone": ROLES[1], "console": ROLES[2]}
+    roles = tuple(short[r] for r in args.role) if args.role else ROLES
     folder = Path(tempfile.mkdtemp(prefix="bench-display-"))
     server = LiveServer(folder / "instance").start()
     print(f"bench_display: {args.updates} updates per scenario and page; Chromium {chromium_path() or '(Playwright)'}; {os.cpu_count()} CPUs;"
@@ -271,10 +276,12 @@ def main() -> int:
             browser = playwright.chromium.launch(**launch)
             scenarios = (("grid", grid_lineup(), "eclipse-phase"), ("olympia", olympia_lineup(), "olympia"))
             for name, lineup, system_id in scenarios:
-                result = run_scenario(name, server, browser, lineup, system_id, args.updates, args.seed)
+                if args.scenario and name not in args.scenario:
+                    continue
+                result = run_scenario(name, server, browser, lineup, system_id, args.updates, args.seed, roles)
                 label = "20-token grid (Eclipse Phase)" if name == "grid" else "Olympia, 30 units a side"
                 print(f"\n{label}")
-                for role in ROLES:
+                for role in roles:
                     figures, run = result[role], result[f"{role} run"]
                     print(f"  {role}: {len(figures['work'])} updates measured ({run['restarts']} of them new battles)")
                     for key in ("work", "apply", "render", "latency"):
