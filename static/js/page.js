@@ -141,17 +141,23 @@ function relocate() {
   const wrapper = root.firstElementChild;
   const family = wrapper && wrapper.classList.length ? wrapper.classList[0] : "";
   const pick = (name) => [...root.querySelectorAll(`[data-region~="${name}"]`)];
+  // (a slot that already holds exactly these parts is left alone: moving them again would restyle them)
+  const fill = (slot, found) => {
+    const same = slot.childElementCount === found.length && found.every((el, i) => slot.children[i] === el);
+    if (!same) slot.replaceChildren(...found);
+  };
   if (els.due) {
     const found = role === "player" ? [...pick("mine"), ...pick("due")] : pick("due");
     els.due.className = `due-slot ${family}`;
-    els.due.replaceChildren(...found);
+    fill(els.due, found);
   }
   if (els.tools) {
     els.tools.className = `tools-slot ${family}`;
-    els.tools.replaceChildren(...pick("tools"));
+    fill(els.tools, pick("tools"));
   }
   if (els.turnArea) els.turnArea.hidden = !els.due.childElementCount;
 }
+// (a module that keeps its board between draws and redraws parts of it calls ctx.regionsChanged())
 if (els.due || els.tools) new MutationObserver(relocate).observe(els.battle, { childList: true });
 
 // ---- "your turn" cues on the phone ----------------------------------------------------------------
@@ -333,6 +339,7 @@ function ctxBase() {
       return ack;
     },
     showTab: (name) => { if (tabs) tabs.show(name, { remember: true }); },
+    regionsChanged: () => { if (els.due || els.tools) relocate(); },
   };
 }
 

@@ -56,6 +56,40 @@ export function replace(el, ...children) {
   return el;
 }
 
+/**
+ * Bring `parent`'s children in line with `items` ([{key, build, update}], in order) without drawing
+ * again what did not change. `key` is a string that changes whenever the child must be built anew
+ * (its id and everything it shows or its handlers read); a child whose key is still there is kept
+ * as it is (no restyle, no relayout, no repaint) and `update(el)` (optional) refreshes the parts
+ * of it that are drawn every time; the others are built with `build()`. Children not in `items` are
+ * removed. Keeps a long list (a side's units, a grid's combatants) cheap to redraw on a phone.
+ */
+export function keyed(parent, items) {
+  const kept = new Map();
+  for (const child of parent.children) if (child.__key !== undefined) kept.set(child.__key, child);
+  let cursor = parent.firstChild;
+  for (const item of items) {
+    if (!item) continue;
+    let el = kept.get(item.key);
+    if (el) {
+      kept.delete(item.key);
+      if (item.update) item.update(el);
+    } else {
+      el = item.build();
+      if (!el) continue;
+      el.__key = item.key;
+    }
+    if (el === cursor) cursor = cursor.nextSibling;
+    else parent.insertBefore(el, cursor);
+  }
+  while (cursor) {
+    const next = cursor.nextSibling;
+    cursor.remove();
+    cursor = next;
+  }
+  return parent;
+}
+
 /** A health-like bar: current of max. */
 export function bar(current, max, label = "") {
   const pct = max > 0 ? Math.max(0, Math.min(100, (100 * current) / max)) : 0;

@@ -25,6 +25,13 @@ let previous = {}; // unit id -> {kind: count} of the last view drawn, to flash 
 let previousVersion = null;
 let previousStrength = {}; // side -> percentage of the strength bar last drawn, so it slides to the new one
 let specialDraft = { preset: "dragon_fire", side: "A" };
+let armiesOpen = null; // a phone's fold of the armies, as the player left it (null: open while units can be moved)
+let latest = null; // the newest {root, view, ctx}: a unit kept from an earlier draw redraws the newest view
+let serial = 0; // keys of the parts drawn anew every time
+
+function redraw() {
+  if (latest) render(latest.root, latest.view, latest.ctx);
+}
 
 const numbers = new Intl.NumberFormat("en-GB"); // one formatter (toLocaleString builds one per call)
 const fmt = (n) => (typeof n === "number" ? numbers.format(n) : String(n));
@@ -32,7 +39,8 @@ const fmt = (n) => (typeof n === "number" ? numbers.format(n) : String(n));
 export function render(root, view, ctx) {
   // health-like bars from the shared kit (numbers as text, never colour alone)
   const kitBar = (current, max, text) => kit.healthBar(current, max, { label: text, text });
-  const { h, replace } = ctx.ui;
+  const { h, replace, keyed } = ctx.ui;
+  latest = { root, view, ctx };
   const legal = view.legal || [];
   const moves = Object.fromEntries(legal.filter((t) => t.type === "set_behind").map((t) => [t.combatant, t]));
   const breakForms = Object.fromEntries(legal.filter((t) => t.type === "set_break_point").map((t) => [t.side, t]));
@@ -66,20 +74,42 @@ export function render(root, view, ctx) {
   const afterDraw = []; // animations started once the new DOM is in place
   const still = typeof window !== "undefined" && window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches;
 
-  replace(
-    root,
-    h(
-      "div",
-      { class: `ol ol-role-${ctx.role}`, dataset: { status: view.status, round: view.round, phase: view.next_phase || "" } },
-      banner(),
-      controls(),
-      oddsPanel(),
-      playerOrders(),
-      h("div", { class: "ol-field" }, ["A", "B"].filter((s) => view.sides[s]).map((s) => sidePanel(s, view.sides[s]))),
-      specialsPanel(),
-      reportPanel(),
-    ),
-  );
+  // The board is kept between draws and only what changed is drawn again (ui.keyed): each side, row
+  // and unit is keyed by everything it shows, so a phase redraws the units that fought, not the army.
+  const movesKey = JSON.stringify([moves, picked]);
+  const always = (el) => ({ key: `drawn-${serial += 1}`, build: () => el });
+  // a part drawn again only when what it shows changes (key: its inputs as JSON); built lazily
+  const part = (name, inputs, build) => ({ key: `${name}|${JSON.stringify(inputs)}`, build });
+  let top = root.firstElementChild;
+  const newBoard = !top || top.__olRole !== ctx.role || top.__olBattle !== ctx.battleId;
+  if (newBoard) {
+    top = h("div", {});
+    top.__olRole = ctx.role;
+    top.__olBattle = ctx.battleId;
+    replace(root, top);
+  }
+  top.className = `ol ol-role-${ctx.role}`;
+  Object.assign(top.dataset, { status: view.status, round: view.round, phase: view.next_phase || "" });
+  keyed(top, [
+    part("banner", [view.status, view.round, view.next_phase, view.outcome, view.options, ctx.role], banner),
+    part("controls", [begin, steps], controls),
+    always(oddsPanel()),
+    part("orders", [movesKey, breakForms, ctx.role === "player" ? Object.values(view.sides).map((sd) => [sd.break_point, sd.rows.map((r) => [r.behind, r.units.filter((u) => u.mine)])]) : null], playerOrders),
+    { key: "field", build: () => fillField(h("div", { class: "ol-field" })), update: fillField },
+    part("specials", [view.specials, Boolean(addSpecial), Object.keys(removals), specialDraft], specialsPanel),
+    { key: "report", build: () => fillReport(h("section", { class: "ol-card ol-report", dataset: { testid: "report" } }, h("h2", {}, "Battle report"), h("ol", { class: "ol-report-list", reversed: true }))), update: fillReport },
+  ]);
+  // the page moves the parts due now to the top of the screen: its observer sees a new board, a
+  // board redrawn in place says so
+  if (!newBoard && ctx.regionsChanged) ctx.regionsChanged();
+
+  function fillField(el) {
+    return keyed(el, ["A", "B"].filter((k) => view.sides[k]).map((k) => ({
+      key: `side-${k}`,
+      build: () => fillSide(k, h("section", { dataset: { testid: `side-${k}` } })),
+      update: (panel) => fillSide(k, panel),
+    })));
+  }
   if (afterDraw.length && !still) requestAnimationFrame(() => requestAnimationFrame(() => afterDraw.forEach((f) => f())));
 
   // --- the banner and the GM's buttons ---------------------------------------------------------
@@ -153,7 +183,6 @@ export function render(root, view, ctx) {
     if (ctx.role !== "player") return null;
     const units = [];
     for (const side of Object.values(view.sides)) for (const row of side.rows) for (const u of row.units) if (u.mine) units.push(u);
-    const mySides = [...new Set(units.map((u) => sideOf(u.id)))].filter(Boolean);
     const forms = Object.keys(breakForms).map((k) => [k, view.sides[k]]).filter(([, side]) => side);
     if (!units.length && !forms.length) return null;
     const rowName = (b) => (b === 0 ? "Front" : `Back ${b}`);
@@ -179,14 +208,17 @@ export function render(root, view, ctx) {
           }, rowName(b)))));
       }),
       forms.map(([k, side]) => breakPoint(k, side)),
+      !movable.length && !forms.length && units.length ? h("ul", { class: "ol-mine-list", dataset: { testid: "ol-mine" } }, units.map((u) => h("li", {},
+        h("strong", {}, u.name), ` · ${fmt(u.men)} men · side ${sideOf(u.id)}`, u.state !== "fighting" ? ` · ${u.state}` : ""))) : null,
       !movable.length && !forms.length ? h("p", { class: "muted" }, units.length
-        ? `${units.map((u) => u.name).join(", ")} ${units.length > 1 ? "fight" : "fights"} for side ${mySides.join(" and ")}; the GM steps the battle.`
+        ? "The GM steps the battle; the table display shows both armies."
         : "") : null,
     );
   }
 
   // --- one side ---------------------------------------------------------------------------------
-  function sidePanel(key, side) {
+  function fillSide(key, panel) {
+    const side = view.sides[key];
     const band = (behind, units, label) => rowBand(key, behind, units, label);
     const rows = side.rows.map((r) => band(r.behind, r.units, r.label));
     if (Object.values(moves).some((t) => sideOf(t.combatant) === key)) {
@@ -198,14 +230,41 @@ export function render(root, view, ctx) {
         if (!used.has(b)) rows.splice(b, 0, band(b, [], b === 0 ? "front row" : `back row ${b}`));
       }
     }
-    return h("section", { class: `ol-side side-${key.toLowerCase()}${side.broken ? " ol-broken" : ""}`, dataset: { testid: `side-${key}` } },
-      h("header", { class: "ol-side-head" },
+    panel.className = `ol-side side-${key.toLowerCase()}${side.broken ? " ol-broken" : ""}`;
+    return keyed(panel, [
+      part("head", [side.name, side.broken], () => h("header", { class: "ol-side-head" },
         h("h2", { class: "ol-side-name" }, sentence(side.name)),
-        side.broken ? h("span", { class: "ol-tag ol-tag-broken" }, "broken") : null),
-      strength(key, side),
-      ctx.role === "player" ? null : breakPoint(key, side),
-      structure(key, side),
-      h("div", { class: "ol-rows" }, rows));
+        side.broken ? h("span", { class: "ol-tag ol-tag-broken" }, "broken") : null)),
+      part("strength", [side.total, side.start_total, side.threshold, side.break_point], () => strength(key, side)),
+      ctx.role === "player" ? null : part("break", [breakForms[key], side.break_point], () => breakPoint(key, side)),
+      part("structure", [side.structure, structureForms[key]], () => structure(key, side)),
+      ctx.role === "player" ? armyFold(key, side, rows)
+        : { key: "rows", build: () => keyed(h("div", { class: "ol-rows" }), rows), update: (el) => keyed(el, rows) },
+    ]);
+  }
+
+  // On a phone the armies fold away once the battle is fought (the TV shows them; the phone keeps the
+  // player's own numbers and the strength bars on its first screen): a folded army is not drawn at
+  // all, so a phase costs the phone almost nothing. Open while units can still be moved.
+  function armyFold(key, side, rows) {
+    const open = armiesOpen === null ? Object.keys(moves).length > 0 || view.status === "setup" : armiesOpen;
+    const count = side.rows.reduce((n, r) => n + r.units.length, 0);
+    const fill = (fold) => {
+      if (fold.open !== open) fold.open = open;
+      setText(fold.firstElementChild, `${open ? "Hide" : "Show"} the ${count} ${count === 1 ? "unit" : "units"} of ${side.name}`);
+      if (open) keyed(fold.lastElementChild, rows);
+      else fold.lastElementChild.replaceChildren();
+      return fold;
+    };
+    return {
+      key: "army",
+      build: () => fill(h("details", {
+        class: "ol-army",
+        dataset: { testid: `army-${key}` },
+        ontoggle: (ev) => { if (ev.currentTarget.open !== open) { armiesOpen = ev.currentTarget.open; redraw(); } },
+      }, h("summary", {}), h("div", { class: "ol-rows" }))),
+      update: fill,
+    };
   }
 
   function sideOf(cid) {
@@ -222,8 +281,9 @@ export function render(root, view, ctx) {
     const near = pct - line < 10;
     const from = freshVersion && previousStrength[key] !== undefined && !still ? previousStrength[key] : pct;
     previousStrength[key] = pct;
-    const fill = h("span", { class: "ol-strength-fill", style: { width: `${from}%` } });
-    if (from !== pct) afterDraw.push(() => { fill.style.width = `${pct}%`; });
+    // scaled, not resized: the slide runs on the compositor without a layout on every frame
+    const fill = h("span", { class: "ol-strength-fill", style: { transform: `scaleX(${from / 100})` } });
+    if (from !== pct) afterDraw.push(() => { fill.style.transform = `scaleX(${pct / 100})`; });
     return h("div", { class: "ol-strength-box" },
       h("div", {
         class: `ol-strength${near ? " ol-near" : ""}`,
@@ -277,9 +337,23 @@ export function render(root, view, ctx) {
   }
 
   // --- rows and units ------------------------------------------------------------------------------
+  // a row as a keyed item: the band is kept while its label and the moves it accepts are the same,
+  // and its units are keyed each
   function rowBand(key, behind, units, label) {
     const target = picked && sideOf(picked) === key && moves[picked];
     const accepts = Object.values(moves).some((t) => sideOf(t.combatant) === key);
+    const fill = (band) => {
+      keyed(band.lastElementChild, units.length ? units.map((u) => ({
+        key: unitShape(u),
+        build: () => unitBlock(u),
+        update: (el) => fillUnit(el, u),
+      })) : [always(h("span", { class: "muted ol-empty" }, "empty"))]);
+      return band;
+    };
+    return { key: `${key}-${behind}|${label}|${movesKey}`, build: () => fill(bandOf(key, behind, label, target, accepts)), update: fill };
+  }
+
+  function bandOf(key, behind, label, target, accepts) {
     const band = h("div", {
       class: `ol-row${behind === 0 ? " ol-front" : ""}${target ? " ol-drop-target" : ""}`,
       dataset: { testid: `row-${key}-${behind}`, behind },
@@ -296,66 +370,108 @@ export function render(root, view, ctx) {
       target && moves[picked].behind !== behind
         ? h("button", { type: "button", class: "ol-move-here", dataset: { testid: `move-here-${key}-${behind}` }, onclick: () => moveTo(picked, behind) }, "Move here")
         : null),
-    h("div", { class: "ol-units" }, units.length ? units.map((u) => unitBlock(u)) : h("span", { class: "muted ol-empty" }, "empty")));
+    h("div", { class: "ol-units" }));
     return band;
   }
 
   function moveTo(cid, behind) {
     picked = null;
     if (moves[cid] && moves[cid].behind !== behind) ctx.send({ type: "set_behind", combatant: cid, behind });
-    else render(root, view, ctx);
+    else redraw();
+  }
+
+  // A unit is built once and then kept: its key (in rowBand) holds what shapes it (name, state, troop
+  // kinds, whether it can be moved or is picked); the numbers that change every phase are written
+  // into it in place by fillUnit, so a phase costs a few text changes, not a new army.
+  function unitShape(u) {
+    return `${u.id}|${u.name}|${u.leader}|${u.state}|${u.wound}|${u.mine}|${u.troops.map((t) => `${t.kind}:${t.label}`).join(",")}|${movesKey}`;
   }
 
   function unitBlock(u) {
     const movable = Boolean(moves[u.id]);
-    const lost = fallen[u.id] || {};
     const out = u.state !== "fighting";
+    const counts = {};
     const block = h("div", {
-      class: `ol-unit${u.mine ? " ol-mine" : ""}${out ? ` ol-out ol-${u.state}` : ""}${picked === u.id ? " ol-picked" : ""}${Object.keys(lost).length ? " ol-hit" : ""}${movable ? " ol-movable" : ""}`,
-      dataset: { testid: `unit-${u.id}`, men: u.men },
+      class: `ol-unit${u.mine ? " ol-mine" : ""}${out ? ` ol-out ol-${u.state}` : ""}${picked === u.id ? " ol-picked" : ""}${movable ? " ol-movable" : ""}`,
+      dataset: { testid: `unit-${u.id}` },
       draggable: movable ? "true" : null,
       role: movable ? "button" : null,
       tabindex: movable ? 0 : null,
       "aria-pressed": movable ? String(picked === u.id) : null,
       ondragstart: movable ? (ev) => { ev.dataTransfer.setData("text/plain", u.id); ev.dataTransfer.effectAllowed = "move"; } : null,
-      onclick: movable ? () => { picked = picked === u.id ? null : u.id; render(root, view, ctx); } : null,
-      onkeydown: movable ? (ev) => { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); picked = picked === u.id ? null : u.id; render(root, view, ctx); } } : null,
+      onclick: movable ? () => { picked = picked === u.id ? null : u.id; redraw(); } : null,
+      onkeydown: movable ? (ev) => { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); picked = picked === u.id ? null : u.id; redraw(); } } : null,
     },
     h("div", { class: "ol-unit-head" },
       h("span", { class: `ol-badge ol-badge-noble${u.leader ? " ol-badge-leader" : ""}`, "aria-hidden": "true" }, u.leader ? "★" : "N"),
       h("strong", { class: "ol-unit-name" }, u.name),
       u.leader ? h("span", { class: "ol-tag ol-tag-leader" }, "leader") : null,
-      out ? h("span", { class: `ol-tag ol-tag-${u.state}` }, u.wound ? `${u.state} (${u.wound})` : u.state) : null,
-      lost.noble ? h("span", { class: "ol-fell" }, "✖") : null),
-    h("div", { class: "ol-unit-sub muted" }, `${fmt(u.men)} men · health ${u.health}`),
-    h("ul", { class: "ol-troops" }, u.troops.map((t) => h("li", {
-      class: `ol-troop${t.count === 0 ? " ol-gone" : ""}`,
-      dataset: { testid: `troop-${u.id}-${t.kind}`, count: t.count },
-      title: t.label,
-    },
-    h("span", { class: `ol-badge ol-badge-${(BADGES[t.kind] || ["", "levy"])[1]}`, "aria-hidden": "true" }, (BADGES[t.kind] || [t.kind.slice(0, 2)])[0]),
-    countOf(t.count, lost[t.kind]),
-    h("span", { class: "ol-kind" }, t.label),
-    lost[t.kind] ? h("span", { class: "ol-fell" }, `−${fmt(lost[t.kind])}`) : null))));
+      out ? h("span", { class: `ol-tag ol-tag-${u.state}` }, u.wound ? `${u.state} (${u.wound})` : u.state) : null),
+    h("div", { class: "ol-unit-sub muted" }),
+    h("ul", { class: "ol-troops" }, u.troops.map((t) => {
+      const count = h("span", { class: "ol-count" });
+      const li = h("li", { class: "ol-troop", dataset: { testid: `troop-${u.id}-${t.kind}` }, title: t.label },
+        h("span", { class: `ol-badge ol-badge-${(BADGES[t.kind] || ["", "levy"])[1]}`, "aria-hidden": "true" }, (BADGES[t.kind] || [t.kind.slice(0, 2)])[0]),
+        count,
+        h("span", { class: "ol-kind" }, t.label));
+      counts[t.kind] = { li, count, fell: null };
+      return li;
+    })));
+    block.__parts = { sub: block.children[1], head: block.firstElementChild, counts, fell: null, flash: null };
+    return fillUnit(block, u);
+  }
+
+  function fillUnit(block, u) {
+    const lost = fallen[u.id] || {};
+    const parts = block.__parts;
+    const men = String(u.men);
+    if (block.dataset.men !== men) block.dataset.men = men;
+    setText(parts.sub, `${fmt(u.men)} men · health ${u.health}`);
+    const hit = Object.keys(lost).length > 0;
+    block.classList.toggle("ol-hit", hit);
+    if (parts.flash) { parts.flash.remove(); parts.flash = null; }
+    if (hit) {
+      // a new flash element: its fade starts afresh on every loss
+      parts.flash = h("span", { class: "ol-flash", "aria-hidden": "true" });
+      block.append(parts.flash);
+    }
+    if (lost.noble && !parts.fell) parts.fell = parts.head.appendChild(h("span", { class: "ol-fell" }, "✖"));
+    else if (!lost.noble && parts.fell) { parts.fell.remove(); parts.fell = null; }
+    for (const t of u.troops) {
+      const c = parts.counts[t.kind];
+      if (!c) continue;
+      const count = String(t.count);
+      if (c.li.dataset.count !== count) c.li.dataset.count = count;
+      c.li.classList.toggle("ol-gone", t.count === 0);
+      setCount(c.count, t.count, lost[t.kind]);
+      const fell = lost[t.kind] ? `−${fmt(lost[t.kind])}` : null;
+      if (fell && !c.fell) c.fell = c.li.appendChild(h("span", { class: "ol-fell" }, fell));
+      else if (fell) setText(c.fell, fell);
+      else if (c.fell) { c.fell.remove(); c.fell = null; }
+    }
     return block;
   }
 
-  function countOf(count, lost) {
-    const span = h("span", { class: "ol-count" }, fmt(lost ? count + lost : count));
-    if (lost) {
-      // the count falls from what it was to what it is
-      afterDraw.push(() => {
-        const began = performance.now();
-        const tick = (now) => {
-          const k = Math.min(1, (now - began) / 700);
-          span.textContent = fmt(Math.round(count + lost * (1 - k)));
-          if (k < 1) requestAnimationFrame(tick);
-        };
-        requestAnimationFrame(tick);
-      });
-      if (still) span.textContent = fmt(count);
+  function setText(el, text) {
+    if (el.textContent !== text) el.textContent = text;
+  }
+
+  function setCount(span, count, lost) {
+    if (!lost || ctx.role === "player" || still) {
+      setText(span, fmt(count)); // a phone shows the new count at once (the −N beside it says what fell)
+      return;
     }
-    return span;
+    // the count falls from what it was to what it is
+    setText(span, fmt(count + lost));
+    afterDraw.push(() => {
+      const began = performance.now();
+      const tick = (now) => {
+        const k = Math.min(1, (now - began) / 700);
+        span.textContent = fmt(Math.round(count + lost * (1 - k)));
+        if (k < 1) requestAnimationFrame(tick);
+      };
+      requestAnimationFrame(tick);
+    });
   }
 
   // --- special attacks and the report --------------------------------------------------------------
@@ -372,7 +488,7 @@ export function render(root, view, ctx) {
       const preset = h("select", {
         "aria-label": "Special attack",
         dataset: { testid: "special-preset" },
-        onchange: (ev) => { specialDraft.preset = ev.target.value; render(root, view, ctx); },
+        onchange: (ev) => { specialDraft.preset = ev.target.value; redraw(); },
       },
       (view.special_library || []).map((p) => h("option", { value: p.key, selected: p.key === specialDraft.preset }, `${p.name} (${p.attacks}×${p.rating}, ${p.reach === "any" ? "any man" : "front row"})`)),
       h("option", { value: "", selected: specialDraft.preset === "" }, "Your own…"));
@@ -406,13 +522,16 @@ export function render(root, view, ctx) {
       items.length ? h("ul", {}, items) : h("p", { class: "muted" }, "None: dragons and battle spells go here."), form);
   }
 
-  function reportPanel() {
-    const reports = (view.report || []).slice().reverse();
-    if (!reports.length) return null;
-    return h("section", { class: "ol-card ol-report", dataset: { testid: "report" } },
-      h("h2", {}, "Battle report"),
-      h("ol", { class: "ol-report-list", reversed: true }, reports.map((r, i) => h("li", { class: i === 0 ? "ol-latest" : "" },
-        h("strong", {}, r.title), h("p", {}, sentence(r.text.slice(r.title.length + 2)))))));
+  // the report, newest first: each entry is kept once drawn (only the newest changes its look)
+  function fillReport(section) {
+    const reports = view.report || [];
+    section.hidden = !reports.length;
+    const count = reports.length;
+    keyed(section.lastElementChild, reports.map((r, n) => ({ r, n })).reverse().map(({ r, n }) => ({
+      key: `${n}|${n === count - 1}|${r.title}|${r.text}`,
+      build: () => h("li", { class: n === count - 1 ? "ol-latest" : "" }, h("strong", {}, r.title), h("p", {}, sentence(r.text.slice(r.title.length + 2)))),
+    })));
+    return section;
   }
 
   function sentence(text) {
