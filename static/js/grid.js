@@ -31,11 +31,25 @@
 // Each token is drawn as <g data-testid="token" data-combatant="<id>" class="token side-…"> holding an
 // inner <g data-testid="token-<id>" data-id="<id>">: the side's colour (or the token's own colour) and
 // its shape with its letter, so no one needs to tell colours apart; a health ring; the name under it.
+//
+// Called again on the same container, it updates what it drew there instead of drawing afresh: the
+// <svg>, its grid lines, map and blocked squares stay while the size, map and blocked squares stay
+// the same; each token is kept by id (moved by its inner transform, its look redrawn only when it
+// changes), so a kept element is the same node from one update to the next, and the callbacks called
+// are always those of the latest spec. The active token's halo is made when it becomes active (its
+// one turn plays then) and kept while it stays active. A container emptied or refilled by its caller
+// since gets a fresh grid.
 
 import { s } from "./ui.js";
 import { sideMark, shortName } from "./kit.js";
 
 let gridCount = 0;
+
+// What each container holds (the display's board, a console's or a phone's grid box, the Map panel's
+// preview, the replay page's board): its <svg>, the layers in it, its tokens by id, its zoom and the
+// spec of the last call. Every listener reads the spec from here, so an element kept across updates
+// calls the latest callbacks.
+const boards = new WeakMap();
 
 function initials(t) {
   if (t.label && !t.name) return String(t.label).slice(0, 3);
@@ -58,180 +72,349 @@ function sideShape(shape, r) {
   return s("circle", { r });
 }
 
-export function renderGrid(container, spec) {
+// Write an attribute only when its value changes (null removes it): a write, even of the same value,
+// makes the browser recompute the element's style.
+function setAttr(el, name, value) {
+  if (value === null || value === undefined) {
+    if (el.hasAttribute(name)) el.removeAttribute(name);
+    return;
+  }
+  const text = String(value);
+  if (el.getAttribute(name) !== text) el.setAttribute(name, text);
+}
+
+// Put `nodes` in this order as `parent`'s children, moving only those out of place (a moved element
+// restarts its animations; the active token's stays where it is while it stays active).
+function reorder(parent, nodes) {
+  let cursor = parent.firstChild;
+  for (const node of nodes) {
+    if (node === cursor) { cursor = cursor.nextSibling; continue; }
+    parent.insertBefore(node, cursor);
+  }
+  while (cursor) { const next = cursor.nextSibling; cursor.remove(); cursor = next; }
+}
+
+// What stays between updates: the board's size, the map and the blocked squares (and whether it zooms).
+function geometryOf(spec) {
   const cell = spec.cell || 44;
   const width = Math.max(1, spec.width || 10);
   const height = Math.max(1, spec.height || 10);
-  const W = width * cell;
-  const H = height * cell;
-  const uid = `g${++gridCount}`;
-  const minText = spec.minText || 0;
-  const fs = (size) => ({ "font-size": `${Math.max(size, minText)}px` });
-  const v = spec.view || { x: 0, y: 0, width, height };
-  const svg = s("svg", {
-    class: `grid${spec.zoomable ? " zoomable" : ""}`,
-    viewBox: `${v.x * cell} ${v.y * cell} ${v.width * cell} ${v.height * cell}`,
-    // a picture when nothing in it can be used; a group when its tokens take taps and keys (axe:
-    // an image may not hold focusable parts)
-    role: spec.onTokenClick || spec.onCellClick || spec.onDrop ? "group" : "img", "aria-label": "battle grid", dataset: { testid: "grid" },
+  const m = spec.map;
+  const map = m && m.url && m.width > 0 && m.height > 0 && m.squares_across > 0 ? m : null;
+  const blocked = (spec.blocked || []).filter((sq) => {
+    const [x, y] = sq;
+    return x >= 0 && y >= 0 && x < width && y < height;
   });
-  const sides = [...new Set((spec.tokens || []).map((t) => t.side))].sort();
+  const zoomable = !!spec.zoomable;
+  const key = JSON.stringify([cell, width, height, zoomable,
+    map && [map.url, map.width, map.height, map.squares_across, map.offset_x || 0, map.offset_y || 0],
+    blocked.map(([x, y]) => [x, y])]);
+  return { cell, width, height, W: width * cell, H: height * cell, map, blocked, zoomable, key };
+}
 
+/**
+ * Draw the grid in `container`, or bring the one drawn there last time up to date: when the board's
+ * geometry, map and blocked squares are those of the last call on this container and its <svg> is
+ * still the container's only child, the svg and its static layers are kept, the overlays (highlights,
+ * rings, paths) are redrawn only when they change and each token is updated in place by id (its
+ * position, ring, badge, classes), so an update costs the browser only what changed. Otherwise the
+ * grid is drawn afresh. Returns the <svg>.
+ */
+export function renderGrid(container, spec) {
+  const geo = geometryOf(spec);
+  let b = boards.get(container);
+  const kept = b && b.key === geo.key && b.svg.parentNode === container && container.childNodes.length === 1;
+  if (!kept) {
+    b = build(container, geo, b);
+    boards.set(container, b);
+  } else if (b.svg.childElementCount !== b.layers.length) {
+    // a caller added its own marks to the svg last time (costs, labels): they go, as a redraw dropped them
+    for (const el of [...b.svg.children]) if (!b.layers.includes(el)) el.remove();
+  }
+  b.spec = spec;
+  update(b, spec);
+  return b.svg;
+}
+
+function build(container, geo, prev) {
+  const { cell, width, height, W, H, map } = geo;
+  const uid = `g${++gridCount}`;
+  const svg = s("svg", {
+    class: `grid${geo.zoomable ? " zoomable" : ""}${map ? " has-map" : ""}`,
+    "aria-label": "battle grid", dataset: { testid: "grid" },
+  });
   const defs = s("defs", {},
     s("clipPath", { id: `${uid}-clip` }, s("rect", { x: 0, y: 0, width: W, height: H })),
     s("pattern", { id: `${uid}-hatch`, width: cell / 4, height: cell / 4, patternUnits: "userSpaceOnUse", patternTransform: "rotate(45)" },
       s("rect", { class: "blocked-hatch-bg", width: cell / 4, height: cell / 4 }),
       s("line", { class: "blocked-hatch", x1: 0, y1: 0, x2: 0, y2: cell / 4 })),
   );
-  svg.append(defs);
-  const cells = s("rect", { class: "grid-bg", x: 0, y: 0, width: W, height: H });
-  svg.append(cells);
+  const layers = [defs, s("rect", { class: "grid-bg", x: 0, y: 0, width: W, height: H })];
 
-  const map = spec.map;
-  if (map && map.url && map.width > 0 && map.height > 0 && map.squares_across > 0) {
+  if (map) {
     const p = map.width / map.squares_across; // image pixels per square
     const k = cell / p; // user units per image pixel
-    svg.append(s("image", {
+    layers.push(s("image", {
       class: "grid-map", href: map.url, x: -(map.offset_x || 0) * k, y: -(map.offset_y || 0) * k,
       width: map.width * k, height: map.height * k, preserveAspectRatio: "none", "clip-path": `url(#${uid}-clip)`,
       dataset: { testid: "grid-map" },
     }));
-    svg.classList.add("has-map");
   }
 
   // every grid line in one path (one element, not one per line: cheaper to build, style and paint)
   let d = "";
   for (let x = 0; x <= width; x++) d += `M${x * cell} 0V${H}`;
   for (let y = 0; y <= height; y++) d += `M0 ${y * cell}H${W}`;
-  svg.append(s("g", { class: "grid-lines" }, s("path", { d, fill: "none" })));
+  layers.push(s("g", { class: "grid-lines" }, s("path", { d, fill: "none" })));
 
   const blocked = s("g", { class: "grid-blocked" });
-  for (const sq of spec.blocked || []) {
-    const [x, y] = sq;
-    if (!(x >= 0 && y >= 0 && x < width && y < height)) continue;
+  for (const [x, y] of geo.blocked) {
     blocked.append(s("rect", { class: "blocked", x: x * cell, y: y * cell, width: cell, height: cell, fill: `url(#${uid}-hatch)`, dataset: { testid: "blocked", x, y } },
       s("title", {}, "blocked")));
   }
-  svg.append(blocked);
+  layers.push(blocked);
 
-  const marks = s("g", { class: "grid-highlights" });
-  for (const m of spec.highlights || []) {
-    const r = s("rect", { class: `highlight ${m.cls || ""}`, x: m.x * cell + 2, y: m.y * cell + 2, width: cell - 4, height: cell - 4, rx: 4 });
-    if (m.label) r.append(s("title", {}, m.label));
-    marks.append(r);
-  }
-  svg.append(marks);
-
+  const highlights = s("g", { class: "grid-highlights" });
   const rings = s("g", { class: "grid-rings" });
-  for (const ring of spec.rings || []) {
-    const cx = (ring.x + 0.5) * cell;
-    const cy = (ring.y + 0.5) * cell;
-    rings.append(s("circle", { class: `ring ${ring.cls || ""}`, cx, cy, r: Math.max(0, ring.r) * cell }));
-    if (ring.label) rings.append(s("text", { class: `ring-label ${ring.cls || ""}`, x: cx, y: cy - ring.r * cell - 4, "text-anchor": "middle", style: minText ? fs(0) : null }, ring.label));
-  }
-  svg.append(rings);
-
   const paths = s("g", { class: "grid-paths" });
-  for (const path of spec.paths || []) {
-    const pts = (path.points || []).map(([x, y]) => `${(x + 0.5) * cell},${(y + 0.5) * cell}`).join(" ");
-    paths.append(s("polyline", { class: `path ${path.cls || ""}`, points: pts }));
-    (path.points || []).forEach(([x, y], i) => {
-      const label = path.labels && path.labels[i];
-      if (label) paths.append(s("text", { class: "path-label", x: (x + 0.5) * cell, y: (y + 0.5) * cell + 4, "text-anchor": "middle", style: minText ? fs(0) : null }, label));
-    });
-  }
-  svg.append(paths);
-
-  const showNames = spec.names !== false;
-  const nameSize = (spec.nameSize || 0.24) * cell;
   const tokens = s("g", { class: "grid-tokens" });
   const names = s("g", { class: "grid-token-names", "aria-hidden": "true" });
-  const occupied = new Set((spec.tokens || []).map((t) => `${t.x},${t.y}`));
-  const ordered = [...(spec.tokens || [])].sort((a, b) => (a.active ? 1 : 0) - (b.active ? 1 : 0));
-  for (const t of ordered) {
-    const mark = sideMark(t.side, sides);
-    const r = cell * 0.42;
-    const outer = s("g", {
-      class: `token ${mark.cls} ${t.cls || ""} ${t.active ? "active" : ""} ${t.selected ? "selected" : ""} ${t.dead ? "dead" : ""}`,
-      dataset: { testid: "token", combatant: t.id, id: t.id, side: t.side ?? "" },
-      tabindex: spec.onTokenClick ? 0 : null,
-      role: spec.onTokenClick ? "button" : null,
-      "aria-label": t.title || t.name || t.label || t.id,
-    });
-    // the inner element carries the position (as it always has: tests and modules read its transform)
-    const inner = s("g", { class: "token-inner", transform: `translate(${(t.x + 0.5) * cell} ${(t.y + 0.5) * cell})`, dataset: { testid: `token-${t.id}`, id: t.id } });
-    if (t.active) inner.append(s("circle", { class: "token-active-halo", r: cell * 0.56, "stroke-width": cell * 0.06 }));
-    const body = s("circle", { class: "token-body", r });
-    if (t.colour) body.style.setProperty("fill", t.colour);
-    inner.append(body);
-    if (t.portrait) {
-      const clip = `${uid}-p-${String(t.id).replace(/[^A-Za-z0-9_-]/g, "")}`;
-      defs.append(s("clipPath", { id: clip }, s("circle", { r: r * 0.9 })));
-      inner.append(s("image", { class: "token-portrait", href: t.portrait, x: -r * 0.9, y: -r * 0.9, width: r * 1.8, height: r * 1.8, preserveAspectRatio: "xMidYMid slice", "clip-path": `url(#${clip})` }));
-    } else {
-      inner.append(s("text", { class: "token-label", "text-anchor": "middle", "dominant-baseline": "central", style: fs(cell * 0.3) }, initials(t)));
-    }
-    const frac = hpFraction(t.hp);
-    if (frac !== null) {
-      const rr = cell * 0.465;
-      const circ = 2 * Math.PI * rr;
-      const level = frac > 0.5 ? "high" : frac > 0.25 ? "mid" : "low";
-      inner.append(s("circle", { class: "token-ring-bg", r: rr, "stroke-width": cell * 0.06 }));
-      inner.append(s("circle", { class: `token-ring token-ring-${level}`, r: rr, "stroke-width": cell * 0.06, "stroke-dasharray": `${(frac * circ).toFixed(2)} ${circ.toFixed(2)}`, transform: "rotate(-90)" }));
-    }
-    // the side: its shape with its letter, at the token's lower left
-    const sr = Math.max(cell * 0.16, minText / 1.25);
-    const badge = s("g", { class: `token-side kit-shape-${mark.shape}`, transform: `translate(${-cell * 0.33} ${cell * 0.3})` }, sideShape(mark.shape, sr),
-      s("text", { class: "token-side-letter", "text-anchor": "middle", "dominant-baseline": "central", style: fs(sr * 1.25), y: mark.shape === "triangle" ? sr * 0.2 : 0 }, mark.letter));
-    inner.append(badge);
-    if (t.badge !== undefined && t.badge !== null && t.badge !== "") {
-      const neg = typeof t.badge === "number" ? t.badge < 0 : String(t.badge).startsWith("-");
-      const br = Math.max(cell * 0.2, minText * 0.8);
-      inner.append(s("circle", { class: `token-badge-bg ${neg ? "negative" : ""}`, cx: cell * 0.34, cy: -cell * 0.34, r: br }));
-      inner.append(s("text", { class: `token-badge ${neg ? "negative" : ""}`, x: cell * 0.34, y: -cell * 0.34, "text-anchor": "middle", "dominant-baseline": "central", style: fs(cell * 0.2) }, String(t.badge)));
-    }
-    if (t.dead) inner.append(s("path", { class: "token-dead-mark", d: `M${-r * 0.6},${-r * 0.6} L${r * 0.6},${r * 0.6} M${r * 0.6},${-r * 0.6} L${-r * 0.6},${r * 0.6}` }));
-    inner.append(s("title", {}, t.title || t.name || t.label || t.id));
-    outer.append(inner);
-    if (showNames && t.name) {
-      // side by side with another token, every other name goes above its token so the two stay apart
-      const crowded = occupied.has(`${t.x - 1},${t.y}`) || occupied.has(`${t.x + 1},${t.y}`);
-      const above = crowded && t.x % 2 === 1;
-      const text = shortName(t.name, crowded ? 10 : 16);
-      const name = s("text", {
-        class: "token-name", "text-anchor": "middle", "dominant-baseline": above ? "auto" : "hanging",
-        y: above ? -cell * 0.5 : cell * 0.47, style: fs(nameSize),
-      }, text);
-      // keep the name inside the part of the grid shown (a token at the edge would lose its ends)
-      const half = text.length * 0.34 * Math.max(nameSize, minText) + cell * 0.05;
-      const cx = (t.x + 0.5) * cell;
-      const left = v.x * cell;
-      const right = (v.x + v.width) * cell;
-      const shift = cx + half > right ? right - (cx + half) : cx - half < left ? left - (cx - half) : 0;
-      if (shift) name.setAttribute("x", String(shift));
-      name.dataset.combatant = t.id;
-      names.append(name);
-      name.setAttribute("transform", `translate(${(t.x + 0.5) * cell} ${(t.y + 0.5) * cell})`);
-      if (t.active) name.classList.add("active");
-    }
-    if (spec.onTokenClick) {
-      outer.addEventListener("click", (ev) => { ev.stopPropagation(); spec.onTokenClick(t.id); });
-      outer.addEventListener("keydown", (ev) => { if (ev.key === "Enter" || ev.key === " ") spec.onTokenClick(t.id); });
-    }
-    if (spec.canDrag && spec.canDrag(t.id) && spec.onDrop) makeDraggable(svg, inner, t, cell, width, height, spec.onDrop);
-    tokens.append(outer);
-  }
-  svg.append(tokens, names);
+  layers.push(highlights, rings, paths, tokens, names);
+  svg.append(...layers);
 
-  if (spec.onCellClick) {
-    svg.addEventListener("click", (ev) => {
-      const p = toGrid(svg, ev, cell);
-      if (p.x >= 0 && p.y >= 0 && p.x < width && p.y < height) spec.onCellClick(p.x, p.y);
-    });
+  const b = {
+    key: geo.key, svg, defs, uid, cell, width, height, W, H, layers,
+    highlights, rings, paths, tokens: new Map(), tokenLayer: tokens, nameLayer: names,
+    overlayKeys: {}, clips: new Set(), spec: null, zoom: null,
+  };
+  svg.addEventListener("click", (ev) => {
+    const onCellClick = b.spec && b.spec.onCellClick;
+    if (!onCellClick) return;
+    const p = toGrid(svg, ev, cell);
+    if (p.x >= 0 && p.y >= 0 && p.x < width && p.y < height) onCellClick(p.x, p.y);
+  });
+  if (geo.zoomable) {
+    // the zoom is kept per container across redraws of the same board size
+    const old = prev && prev.zoom && prev.W === W ? prev.zoom : null;
+    b.zoom = { start: old ? old.start : null, vb: old ? { ...old.vb } : null, apply: null };
+    makeZoomable(b);
   }
-  if (spec.zoomable) makeZoomable(svg, { x: 0, y: 0, w: W, h: H }, v, cell);
   container.replaceChildren(svg);
-  return svg;
+  return b;
+}
+
+function update(b, spec) {
+  const { svg, cell, width, height } = b;
+  const minText = spec.minText || 0;
+  const fsText = (size) => `${Math.max(size, minText)}px`;
+  const v = spec.view || { x: 0, y: 0, width, height };
+  // a picture when nothing in it can be used; a group when its tokens take taps and keys (axe: an
+  // image may not hold focusable parts)
+  setAttr(svg, "role", spec.onTokenClick || spec.onCellClick || spec.onDrop ? "group" : "img");
+  if (b.zoom) {
+    const start = { x: v.x * cell, y: v.y * cell, w: v.width * cell, h: v.height * cell };
+    // a new shown part of another width starts the zoom over; otherwise the pan and zoom stay
+    if (!b.zoom.start || b.zoom.start.w !== start.w || !b.zoom.vb) b.zoom.vb = { ...start };
+    b.zoom.start = start;
+    b.zoom.apply();
+  } else {
+    setAttr(svg, "viewBox", `${v.x * cell} ${v.y * cell} ${v.width * cell} ${v.height * cell}`);
+  }
+
+  // the overlays: each layer redrawn when what it shows changes
+  const overlay = (name, items, draw) => {
+    const key = JSON.stringify([items, minText]);
+    if (b.overlayKeys[name] === key) return;
+    b.overlayKeys[name] = key;
+    const layer = b[name];
+    layer.replaceChildren();
+    for (const item of items) draw(layer, item);
+  };
+  overlay("highlights", spec.highlights || [], (layer, m) => {
+    const r = s("rect", { class: `highlight ${m.cls || ""}`, x: m.x * cell + 2, y: m.y * cell + 2, width: cell - 4, height: cell - 4, rx: 4 });
+    if (m.label) r.append(s("title", {}, m.label));
+    layer.append(r);
+  });
+  overlay("rings", spec.rings || [], (layer, ring) => {
+    const cx = (ring.x + 0.5) * cell;
+    const cy = (ring.y + 0.5) * cell;
+    layer.append(s("circle", { class: `ring ${ring.cls || ""}`, cx, cy, r: Math.max(0, ring.r) * cell }));
+    if (ring.label) layer.append(s("text", { class: `ring-label ${ring.cls || ""}`, x: cx, y: cy - ring.r * cell - 4, "text-anchor": "middle", style: minText ? { "font-size": fsText(0) } : null }, ring.label));
+  });
+  overlay("paths", spec.paths || [], (layer, path) => {
+    const pts = (path.points || []).map(([x, y]) => `${(x + 0.5) * cell},${(y + 0.5) * cell}`).join(" ");
+    layer.append(s("polyline", { class: `path ${path.cls || ""}`, points: pts }));
+    (path.points || []).forEach(([x, y], i) => {
+      const label = path.labels && path.labels[i];
+      if (label) layer.append(s("text", { class: "path-label", x: (x + 0.5) * cell, y: (y + 0.5) * cell + 4, "text-anchor": "middle", style: minText ? { "font-size": fsText(0) } : null }, label));
+    });
+  });
+
+  // the tokens, by id: kept ones updated in place, new ones made, gone ones removed
+  const list = spec.tokens || [];
+  const sides = [...new Set(list.map((t) => t.side))].sort();
+  const occupied = new Set(list.map((t) => `${t.x},${t.y}`));
+  const ordered = [...list].sort((a, b2) => (a.active ? 1 : 0) - (b2.active ? 1 : 0)); // the active one on top
+  const showNames = spec.names !== false;
+  const nameSize = (spec.nameSize || 0.24) * cell;
+  const seen = new Map();
+  const outers = [];
+  const nameEls = [];
+  for (const t of ordered) {
+    let key = String(t.id);
+    if (seen.has(key)) key = `${key}\u0000${seen.size}`; // two tokens with one id: both drawn, as before
+    let rec = b.tokens.get(key);
+    if (!rec) {
+      rec = makeToken(b, t);
+      b.tokens.set(key, rec);
+    }
+    seen.set(key, rec);
+    updateToken(b, rec, t, spec, { sides, occupied, showNames, nameSize, minText, fsText, v });
+    outers.push(rec.outer);
+    if (rec.name) nameEls.push(rec.name);
+  }
+  for (const [key, rec] of b.tokens) {
+    if (seen.has(key)) continue;
+    rec.outer.remove();
+    if (rec.name) rec.name.remove();
+    b.tokens.delete(key);
+  }
+  reorder(b.tokenLayer, outers);
+  reorder(b.nameLayer, nameEls);
+}
+
+function makeToken(b, t) {
+  const outer = s("g", { dataset: { testid: "token", combatant: t.id, id: t.id } });
+  // the inner element carries the position (as it always has: tests and modules read its transform)
+  const inner = s("g", { class: "token-inner", dataset: { testid: `token-${t.id}`, id: t.id } });
+  outer.append(inner);
+  const rec = { outer, inner, t, halo: null, look: null, pos: null, name: null, nameKey: null, draggable: false, dragWired: false };
+  outer.addEventListener("click", (ev) => {
+    const onTokenClick = b.spec && b.spec.onTokenClick;
+    if (!onTokenClick) return; // the click goes on to the board (a cell's click)
+    ev.stopPropagation();
+    onTokenClick(rec.t.id);
+  });
+  outer.addEventListener("keydown", (ev) => {
+    const onTokenClick = b.spec && b.spec.onTokenClick;
+    if (onTokenClick && (ev.key === "Enter" || ev.key === " ")) onTokenClick(rec.t.id);
+  });
+  return rec;
+}
+
+function updateToken(b, rec, t, spec, o) {
+  const { cell } = b;
+  const { outer, inner } = rec;
+  rec.t = t;
+  const mark = sideMark(t.side, o.sides);
+  const label = t.title || t.name || t.label || t.id;
+  const clickable = !!spec.onTokenClick;
+  setAttr(outer, "class", `token ${mark.cls} ${t.cls || ""} ${t.active ? "active" : ""} ${t.selected ? "selected" : ""} ${t.dead ? "dead" : ""}`);
+  setAttr(outer, "data-side", t.side ?? "");
+  setAttr(outer, "tabindex", clickable ? 0 : null);
+  setAttr(outer, "role", clickable ? "button" : null);
+  setAttr(outer, "aria-label", label);
+  const pos = `translate(${(t.x + 0.5) * cell} ${(t.y + 0.5) * cell})`;
+  if (rec.pos !== pos) { inner.setAttribute("transform", pos); rec.pos = pos; }
+
+  // the halo: made when the token becomes active (its one turn plays then) and kept while it stays so
+  if (t.active && !rec.halo) {
+    rec.halo = s("circle", { class: "token-active-halo", r: cell * 0.56, "stroke-width": cell * 0.06 });
+    inner.prepend(rec.halo);
+  } else if (!t.active && rec.halo) {
+    rec.halo.remove();
+    rec.halo = null;
+  }
+
+  const frac = hpFraction(t.hp);
+  const badge = t.badge !== undefined && t.badge !== null && t.badge !== "" ? t.badge : null;
+  const look = JSON.stringify([initials(t), t.colour || null, t.portrait || null, frac, mark.shape, mark.letter, badge, typeof badge, !!t.dead, label, o.minText]);
+  if (rec.look !== look) {
+    rec.look = look;
+    while (inner.lastChild && inner.lastChild !== rec.halo) inner.lastChild.remove();
+    inner.append(...tokenParts(b, t, mark, frac, badge, label, o));
+  }
+
+  const drag = !!(spec.canDrag && spec.onDrop && spec.canDrag(t.id));
+  if (drag !== rec.draggable) {
+    rec.draggable = drag;
+    inner.classList.toggle("draggable", drag);
+    if (drag && !rec.dragWired) { rec.dragWired = true; makeDraggable(b, rec); }
+  }
+
+  if (o.showNames && t.name) {
+    // side by side with another token, every other name goes above its token so the two stay apart
+    const crowded = o.occupied.has(`${t.x - 1},${t.y}`) || o.occupied.has(`${t.x + 1},${t.y}`);
+    const above = crowded && t.x % 2 === 1;
+    const text = shortName(t.name, crowded ? 10 : 16);
+    // keep the name inside the part of the grid shown (a token at the edge would lose its ends)
+    const half = text.length * 0.34 * Math.max(o.nameSize, o.minText) + cell * 0.05;
+    const cx = (t.x + 0.5) * cell;
+    const left = o.v.x * cell;
+    const right = (o.v.x + o.v.width) * cell;
+    const shift = cx + half > right ? right - (cx + half) : cx - half < left ? left - (cx - half) : 0;
+    const nameKey = JSON.stringify([text, above, shift, pos, !!t.active, o.fsText(o.nameSize)]);
+    if (!rec.name) {
+      rec.name = s("text", { class: "token-name", "text-anchor": "middle", dataset: { combatant: t.id } });
+    }
+    if (rec.nameKey !== nameKey) {
+      rec.nameKey = nameKey;
+      const name = rec.name;
+      if (name.textContent !== text) name.textContent = text;
+      setAttr(name, "class", t.active ? "token-name active" : "token-name");
+      setAttr(name, "dominant-baseline", above ? "auto" : "hanging");
+      setAttr(name, "y", above ? -cell * 0.5 : cell * 0.47);
+      setAttr(name, "x", shift ? shift : null);
+      setAttr(name, "transform", pos);
+      if (name.style.getPropertyValue("font-size") !== o.fsText(o.nameSize)) name.style.setProperty("font-size", o.fsText(o.nameSize));
+    }
+  } else if (rec.name) {
+    rec.name.remove();
+    rec.name = null;
+    rec.nameKey = null;
+  }
+}
+
+// What a token shows under its halo: its disc (colour or portrait, or its letters), its health ring,
+// its side's shape and letter, its badge, a cross when dead, and its title.
+function tokenParts(b, t, mark, frac, badge, label, o) {
+  const { cell } = b;
+  const fs = (size) => ({ "font-size": o.fsText(size) });
+  const r = cell * 0.42;
+  const parts = [];
+  const body = s("circle", { class: "token-body", r });
+  if (t.colour) body.style.setProperty("fill", t.colour);
+  parts.push(body);
+  if (t.portrait) {
+    const clip = `${b.uid}-p-${String(t.id).replace(/[^A-Za-z0-9_-]/g, "")}`;
+    if (!b.clips.has(clip)) {
+      b.clips.add(clip);
+      b.defs.append(s("clipPath", { id: clip }, s("circle", { r: r * 0.9 })));
+    }
+    parts.push(s("image", { class: "token-portrait", href: t.portrait, x: -r * 0.9, y: -r * 0.9, width: r * 1.8, height: r * 1.8, preserveAspectRatio: "xMidYMid slice", "clip-path": `url(#${clip})` }));
+  } else {
+    parts.push(s("text", { class: "token-label", "text-anchor": "middle", "dominant-baseline": "central", style: fs(cell * 0.3) }, initials(t)));
+  }
+  if (frac !== null) {
+    const rr = cell * 0.465;
+    const circ = 2 * Math.PI * rr;
+    const level = frac > 0.5 ? "high" : frac > 0.25 ? "mid" : "low";
+    parts.push(s("circle", { class: "token-ring-bg", r: rr, "stroke-width": cell * 0.06 }));
+    parts.push(s("circle", { class: `token-ring token-ring-${level}`, r: rr, "stroke-width": cell * 0.06, "stroke-dasharray": `${(frac * circ).toFixed(2)} ${circ.toFixed(2)}`, transform: "rotate(-90)" }));
+  }
+  // the side: its shape with its letter, at the token's lower left
+  const sr = Math.max(cell * 0.16, o.minText / 1.25);
+  parts.push(s("g", { class: `token-side kit-shape-${mark.shape}`, transform: `translate(${-cell * 0.33} ${cell * 0.3})` }, sideShape(mark.shape, sr),
+    s("text", { class: "token-side-letter", "text-anchor": "middle", "dominant-baseline": "central", style: fs(sr * 1.25), y: mark.shape === "triangle" ? sr * 0.2 : 0 }, mark.letter)));
+  if (badge !== null) {
+    const neg = typeof badge === "number" ? badge < 0 : String(badge).startsWith("-");
+    const br = Math.max(cell * 0.2, o.minText * 0.8);
+    parts.push(s("circle", { class: `token-badge-bg ${neg ? "negative" : ""}`, cx: cell * 0.34, cy: -cell * 0.34, r: br }));
+    parts.push(s("text", { class: `token-badge ${neg ? "negative" : ""}`, x: cell * 0.34, y: -cell * 0.34, "text-anchor": "middle", "dominant-baseline": "central", style: fs(cell * 0.2) }, String(badge)));
+  }
+  if (t.dead) parts.push(s("path", { class: "token-dead-mark", d: `M${-r * 0.6},${-r * 0.6} L${r * 0.6},${r * 0.6} M${r * 0.6},${-r * 0.6} L${-r * 0.6},${r * 0.6}` }));
+  parts.push(s("title", {}, label));
+  return parts;
 }
 
 function toGrid(svg, ev, cell) {
@@ -243,11 +426,15 @@ function toGrid(svg, ev, cell) {
   return { x: Math.floor(p.x / cell), y: Math.floor(p.y / cell) };
 }
 
-function makeDraggable(svg, g, token, cell, width, height, onDrop) {
-  g.classList.add("draggable");
+// A token the spec lets drag (canDrag) follows the pointer and is dropped on a square (onDrop). The
+// listeners stay on the token while it is kept and read the latest spec and token.
+function makeDraggable(b, rec) {
+  const { svg, cell, width, height } = b;
+  const g = rec.inner;
   let dragging = false;
   let moved = false;
   g.addEventListener("pointerdown", (ev) => {
+    if (!rec.draggable) return;
     dragging = true;
     moved = false;
     ev.stopPropagation(); // a token's drag is not the board's pan
@@ -262,6 +449,7 @@ function makeDraggable(svg, g, token, cell, width, height, onDrop) {
     if (!ctm) return;
     const p = pt.matrixTransform(ctm.inverse());
     moved = true;
+    rec.pos = null; // the next update puts the token where the server has it
     g.setAttribute("transform", `translate(${p.x} ${p.y})`);
   });
   g.addEventListener("pointerup", (ev) => {
@@ -271,48 +459,55 @@ function makeDraggable(svg, g, token, cell, width, height, onDrop) {
     const p = toGrid(svg, ev, cell);
     const x = Math.max(0, Math.min(width - 1, p.x));
     const y = Math.max(0, Math.min(height - 1, p.y));
-    g.setAttribute("transform", `translate(${(x + 0.5) * cell} ${(y + 0.5) * cell})`);
-    if (x !== token.x || y !== token.y) onDrop(token.id, x, y);
+    const pos = `translate(${(x + 0.5) * cell} ${(y + 0.5) * cell})`;
+    g.setAttribute("transform", pos);
+    rec.pos = pos;
+    const t = rec.t;
+    const onDrop = b.spec && b.spec.onDrop;
+    if (onDrop && (x !== t.x || y !== t.y)) onDrop(t.id, x, y);
   });
-  g.addEventListener("pointercancel", () => { dragging = false; });
+  g.addEventListener("pointercancel", () => {
+    dragging = false;
+    if (moved) { // back where it was
+      const t = rec.t;
+      rec.pos = `translate(${(t.x + 0.5) * cell} ${(t.y + 0.5) * cell})`;
+      g.setAttribute("transform", rec.pos);
+    }
+  });
 }
 
 // Zoom and pan by changing the viewBox: two fingers pinch, one finger (or the mouse) drags, the wheel
 // zooms. A press that moves less than a few pixels stays a tap (its click goes through); after a
-// drag the click that follows is swallowed. The zoom is kept per grid container across re-renders.
-const zoomMemory = new WeakMap();
-
-function makeZoomable(svg, full, initial, cell) {
-  const start = { x: initial.x * cell, y: initial.y * cell, w: initial.width * cell, h: initial.height * cell };
-  let vb = { ...start };
+// drag the click that follows is swallowed. The zoom (b.zoom: the shown part the spec asks for,
+// `start`, and the one shown, `vb`) is kept per grid container across updates and redraws.
+function makeZoomable(b) {
+  const { svg, cell } = b;
+  const z = b.zoom;
+  const full = { x: 0, y: 0, w: b.W, h: b.H };
   const minW = Math.min(full.w, cell * 3);
+  const ratio = () => z.start.h / z.start.w;
   const apply = () => {
+    const vb = z.vb;
     vb.w = Math.max(minW, Math.min(full.w, vb.w));
-    vb.h = vb.w * (start.h / start.w);
+    vb.h = vb.w * ratio();
     vb.x = Math.max(full.x - vb.w * 0.25, Math.min(full.x + full.w - vb.w * 0.75, vb.x));
     vb.y = Math.max(full.y - vb.h * 0.25, Math.min(full.y + full.h - vb.h * 0.75, vb.y));
-    svg.setAttribute("viewBox", `${vb.x} ${vb.y} ${vb.w} ${vb.h}`);
-    const holder = svg.parentNode;
-    if (holder) zoomMemory.set(holder, { ...vb, baseW: start.w });
+    setAttr(svg, "viewBox", `${vb.x} ${vb.y} ${vb.w} ${vb.h}`);
   };
-  queueMicrotask(() => {
-    const holder = svg.parentNode;
-    const kept = holder && zoomMemory.get(holder);
-    if (kept && kept.baseW === start.w) { vb = { x: kept.x, y: kept.y, w: kept.w, h: kept.h }; apply(); }
-  });
+  z.apply = apply;
   const pointers = new Map();
   let moved = false;
   let pinch = null;
   const unitsPerPx = () => {
     const r = svg.getBoundingClientRect();
-    return r.width > 0 ? vb.w / r.width : 1;
+    return r.width > 0 ? z.vb.w / r.width : 1;
   };
   svg.addEventListener("pointerdown", (ev) => {
     pointers.set(ev.pointerId, { x: ev.clientX, y: ev.clientY, sx: ev.clientX, sy: ev.clientY });
     if (pointers.size === 1) moved = false;
     if (pointers.size === 2) {
-      const [a, b] = [...pointers.values()];
-      pinch = { d: Math.hypot(a.x - b.x, a.y - b.y) || 1, vb: { ...vb }, cx: (a.x + b.x) / 2, cy: (a.y + b.y) / 2 };
+      const [a, c] = [...pointers.values()];
+      pinch = { d: Math.hypot(a.x - c.x, a.y - c.y) || 1, vb: { ...z.vb }, cx: (a.x + c.x) / 2, cy: (a.y + c.y) / 2 };
     }
   });
   svg.addEventListener("pointermove", (ev) => {
@@ -324,9 +519,10 @@ function makeZoomable(svg, full, initial, cell) {
     p.y = ev.clientY;
     if (!moved && Math.hypot(p.x - p.sx, p.y - p.sy) < 8) return;
     if (!moved) { moved = true; try { svg.setPointerCapture(ev.pointerId); } catch { /* gone */ } }
+    const vb = z.vb;
     if (pointers.size >= 2 && pinch) {
-      const [a, b] = [...pointers.values()];
-      const d = Math.hypot(a.x - b.x, a.y - b.y) || 1;
+      const [a, c] = [...pointers.values()];
+      const d = Math.hypot(a.x - c.x, a.y - c.y) || 1;
       const rect = svg.getBoundingClientRect();
       const k = pinch.d / d;
       const fx = (pinch.cx - rect.left) / rect.width;
@@ -334,7 +530,7 @@ function makeZoomable(svg, full, initial, cell) {
       const w = pinch.vb.w * k;
       vb.w = w;
       vb.x = pinch.vb.x + (pinch.vb.w - w) * fx;
-      vb.y = pinch.vb.y + (pinch.vb.h - w * (start.h / start.w)) * fy;
+      vb.y = pinch.vb.y + (pinch.vb.h - w * ratio()) * fy;
       apply();
     } else if (pointers.size === 1) {
       const u = unitsPerPx();
@@ -354,12 +550,13 @@ function makeZoomable(svg, full, initial, cell) {
   }, true);
   svg.addEventListener("wheel", (ev) => {
     ev.preventDefault();
+    const vb = z.vb;
     const rect = svg.getBoundingClientRect();
     const k = ev.deltaY > 0 ? 1.15 : 1 / 1.15;
     const fx = (ev.clientX - rect.left) / rect.width;
     const fy = (ev.clientY - rect.top) / rect.height;
     const w = vb.w * k;
-    const hh = w * (start.h / start.w);
+    const hh = w * ratio();
     vb.x += (vb.w - w) * fx;
     vb.y += (vb.h - hh) * fy;
     vb.w = w;

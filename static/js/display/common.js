@@ -46,7 +46,8 @@ export function drawGridBoard(root, ctx, spec) {
     // on a spectator's screen the board takes the grid's own shape (capped), so a phone's narrow
     // board is not mostly empty; the spectator pinches to zoom
     const h = Math.max(240, Math.min(window.innerHeight * 0.72, (root.clientWidth * spec.height) / spec.width + 8));
-    root.style.height = `${Math.round(h)}px`;
+    const height = `${Math.round(h)}px`;
+    if (root.style.height !== height) root.style.height = height;
     box = { width: root.clientWidth, height: h };
   }
   const view = fitGrid(spec.width, spec.height, points, box, ctx.mode === "display" ? 84 : 48);
@@ -65,8 +66,10 @@ export function drawGridBoard(root, ctx, spec) {
     blocked: spec.blocked || board.blocked || [],
     zoomable: ctx.mode === "watch",
   });
-  svg.setAttribute("preserveAspectRatio", "xMidYMid meet");
-  svg.dataset.px = px.toFixed(1);
+  // written only when they change: renderGrid keeps the svg from one update to the next, and a write
+  // of the same value still costs a style recalculation
+  if (svg.getAttribute("preserveAspectRatio") !== "xMidYMid meet") svg.setAttribute("preserveAspectRatio", "xMidYMid meet");
+  if (svg.dataset.px !== px.toFixed(1)) svg.dataset.px = px.toFixed(1);
   return svg;
 }
 
