@@ -27,12 +27,19 @@ let oddsOpen = false; // the builder's odds details, as the player left them
 let selected = null; // token tapped to read its distance from the active combatant
 let moveMode = false; // the acting viewer is picking a square to move to
 let turnKey = ""; // round + active combatant: the builder resets when it changes
+let latest = null; // the newest {root, view, ctx}: a part kept from an earlier draw redraws the newest view
+let hoverLine = null; // the newest draw's distance line, for the tokens' pointer handlers
+let serial = 0; // keys of the parts drawn anew every time
 let seenRolls = ""; // the d100 pair last drawn, so dice spin only when they are new
 let builder = freshBuilder();
 let defence = { superior_position: false, pool: "none" };
 let aimChoice = { target: null, complex: false };
 let moreOpen = false; // the attack builder's folded options, as the player left them
 const gm = { combatant: "", label: "", value: -10, applies: "all", lasting: false, condition: "surprised" };
+
+function redraw() {
+  if (latest) render(latest.root, latest.view, latest.ctx);
+}
 
 function freshBuilder() {
   return { target: null, weapon: null, mode: "single", bonus: "damage", pool: "none", visibility: "clear", flags: {} };
@@ -49,7 +56,8 @@ function signed(n) {
 export function render(root, view, ctx) {
   // health-like bars from the shared kit (numbers as text, never colour alone)
   const kitBar = (current, max, text) => kit.healthBar(current, max, { label: text, text });
-  const { h, replace } = ctx.ui;
+  const { h, replace, keyed } = ctx.ui;
+  latest = { root, view, ctx };
   const list = view.combatants || [];
   const byId = Object.fromEntries(list.map((c) => [c.id, c]));
   const legal = view.legal || [];
@@ -66,34 +74,61 @@ export function render(root, view, ctx) {
   if (selected && !byId[selected]) selected = null;
   const attackTemplate = find("attack");
 
-  const gridBox = h("div", { class: "ep-grid", dataset: { testid: "ep-grid" }, style: { "--cols": (view.options && view.options.width) || 24 } });
   const rollSource = view.pending && view.pending.rolls ? view.pending.rolls : view.last_exchange ? { attacker: view.last_exchange.attack, defender: view.last_exchange.defence } : null;
   const rollKey = rollSource ? JSON.stringify([view.round, view.active, rollSource]) : "";
   const freshRolls = rollKey !== seenRolls;
   seenRolls = rollKey;
-  replace(
-    root,
-    h(
-      "div",
-      { class: `ep ep-role-${ctx.role}`, dataset: { status: view.status || "", round: view.round } },
-      banner(),
-      initiativeTrack(),
-      exchangePanel(),
-      actionPanel(),
-      mineStrip(),
-      h(
-        "div",
-        { class: "ep-main" },
-        h("div", { class: "ep-board" }, moveMode ? h("p", { class: "ep-hint", dataset: { testid: "ep-move-hint" } },
-          `Tap a highlighted square (up to ${moveTemplate.max_metres} m; ${moveTemplate.base_left} m before it counts as a full move).`) : null,
-        gridBox, distanceLine()),
-        combatantList(),
-      ),
-      gmTools(),
-    ),
-  );
+
+  // The board is kept between draws and only what changed is drawn again (ui.keyed): each part is
+  // keyed by what it shows, the grid keeps its box (the grid redraws its tokens in place) and each
+  // combatant's card is kept until its numbers change. The parts that hold the viewer's choices
+  // (the actions, the GM's tools) are drawn every time.
+  const always = (el) => ({ key: `drawn-${serial += 1}`, build: () => el });
+  const part = (name, inputs, build) => ({ key: `${name}|${JSON.stringify(inputs)}`, build });
+  let top = root.firstElementChild;
+  const newBoard = !top || top.__epRole !== ctx.role || top.__epBattle !== ctx.battleId;
+  if (newBoard) {
+    top = h("div", {});
+    top.__epRole = ctx.role;
+    top.__epBattle = ctx.battleId;
+    replace(root, top);
+  }
+  top.className = `ep ep-role-${ctx.role}`;
+  Object.assign(top.dataset, { status: view.status || "", round: view.round });
+  const exchangeNames = view.last_exchange ? [(byId[view.last_exchange.attacker] || {}).name, (byId[view.last_exchange.defender] || {}).name] : null;
+  let gridBox = null;
+  keyed(top, [
+    part("banner", [view.status, view.outcome, view.initiative_due, view.physical && view.physical.due, view.round, view.active_name, view.pending && view.pending.waiting], banner),
+    part("order", [view.order, list.map((c) => c.side)], initiativeTrack),
+    part("exchange", [view.pending, view.last_exchange, exchangeNames, rollKey], exchangePanel),
+    always(actionPanel()),
+    part("mine", [ctx.role === "player" ? list.filter((c) => c.mine) : null, view.active, view.pending && view.pending.defender], mineStrip),
+    {
+      key: "main",
+      build: () => fillMain(h("div", { class: "ep-main" },
+        h("div", { class: "ep-board" }, h("div", { class: "ep-hint-slot" }), h("div", { class: "ep-grid", dataset: { testid: "ep-grid" } }), h("div", { class: "ep-distance-slot" })),
+        h("section", { class: "ep-card ep-roster", dataset: { testid: "ep-roster" } }, h("h2", {}, "Combatants"), h("div", { class: "ep-roster-list" })))),
+      update: fillMain,
+    },
+    always(gmTools()),
+  ]);
+  if (!newBoard && ctx.regionsChanged) ctx.regionsChanged(); // the page moves the parts due now to the top
+  hoverLine = distanceLine;
+  gridBox.style.setProperty("--cols", String((view.options && view.options.width) || 24));
   drawGrid(gridBox);
   hoverDistances(gridBox);
+
+  function fillMain(main) {
+    const board = main.firstElementChild;
+    const [hintSlot, box, distanceSlot] = board.children;
+    gridBox = box;
+    hintSlot.replaceChildren(...(moveMode ? [h("p", { class: "ep-hint", dataset: { testid: "ep-move-hint" } },
+      `Tap a highlighted square (up to ${moveTemplate.max_metres} m; ${moveTemplate.base_left} m before it counts as a full move).`)] : []));
+    distanceSlot.replaceChildren(distanceLine());
+    keyed(main.lastElementChild.lastElementChild, [...list.filter((c) => c.mine), ...list.filter((c) => !c.mine)]
+      .map((c) => part(`card-${c.id}`, [c, c.id === view.active], () => combatantCard(c))));
+    return main;
+  }
 
   // ---------------------------------------------------------------------------------------
   function banner() {
@@ -233,7 +268,7 @@ export function render(root, view, ctx) {
       onTokenClick: (id) => {
         selected = selected === id ? null : id;
         if (attackTemplate && attackTemplate.targets.some((t) => t.id === id)) builder.target = id;
-        render(root, view, ctx);
+        redraw();
       },
       onCellClick: (x, y) => {
         if (!moveMode || !moveTemplate) return;
@@ -267,15 +302,18 @@ export function render(root, view, ctx) {
   }
 
   function hoverDistances(box) {
-    // pointing at a token (mouse) shows its distance without redrawing the board
+    // pointing at a token (mouse) shows its distance without redrawing the board (once per token
+    // element: the grid keeps its tokens between draws; the newest draw's line is used)
     for (const g of box.querySelectorAll("[data-id]")) {
+      if (g.__hover) continue;
+      g.__hover = true;
       g.addEventListener("mouseenter", () => {
-        const line = root.querySelector("[data-testid=ep-distance]");
-        if (line) line.replaceWith(distanceLine(g.dataset.id));
+        const line = latest && latest.root.querySelector("[data-testid=ep-distance]");
+        if (line && hoverLine) line.replaceWith(hoverLine(g.dataset.id));
       });
       g.addEventListener("mouseleave", () => {
-        const line = root.querySelector("[data-testid=ep-distance]");
-        if (line) line.replaceWith(distanceLine());
+        const line = latest && latest.root.querySelector("[data-testid=ep-distance]");
+        if (line && hoverLine) line.replaceWith(hoverLine());
       });
     }
   }
@@ -295,7 +333,7 @@ export function render(root, view, ctx) {
       turnButtons.push(h("button", { type: "button", class: `big ep-move ${moveMode ? "selected" : ""}`, "aria-pressed": String(moveMode), dataset: { testid: "ep-move", action: "move" },
         onclick: () => {
           moveMode = !moveMode;
-          render(root, view, ctx);
+          redraw();
           const box = moveMode && root.querySelector("[data-testid=ep-grid]");
           if (box && box.scrollIntoView) box.scrollIntoView({ behavior: "smooth", block: "center" });
         }, title: `${moveTemplate.label} (${moveTemplate.max_metres} m left)` }, moveMode ? "Cancel move" : `Move ${moveTemplate.max_metres}\u00a0m`));
@@ -328,7 +366,7 @@ export function render(root, view, ctx) {
   function poolPicker(choices, value, set, testid) {
     if (!choices || choices.length < 2) return null;
     return h("div", { class: "ep-field" }, h("span", { class: "ep-field-label" }, "Pool before the roll"),
-      h("div", { class: "button-row" }, choices.map(([id, label]) => toggle(label, value === id, () => { set(id); render(root, view, ctx); }, `${testid}-${id}`))));
+      h("div", { class: "button-row" }, choices.map(([id, label]) => toggle(label, value === id, () => { set(id); redraw(); }, `${testid}-${id}`))));
   }
 
   function attackForm(t) {
@@ -359,12 +397,12 @@ export function render(root, view, ctx) {
       h("summary", {}, moreCount ? `Firing mode, situation, pool (${moreCount} chosen)` : "Firing mode, situation, pool"),
       preview ? h("p", { class: "muted ep-before" }, "Target number before options: ", preview.mods.length ? preview.mods.map((m) => `${m.label} ${signed(m.value)}`).join(", ") : "no modifiers", ` (${preview.band})`) : null,
       weapon && weapon.modes.length > 1 ? h("div", { class: "ep-field" }, h("span", { class: "ep-field-label" }, "Firing mode"),
-        h("div", { class: "button-row" }, weapon.modes.map(([m, label]) => toggle(label, builder.mode === m, () => { builder.mode = m; render(root, view, ctx); }, `ep-mode-${m}`)))) : null,
+        h("div", { class: "button-row" }, weapon.modes.map(([m, label]) => toggle(label, builder.mode === m, () => { builder.mode = m; redraw(); }, `ep-mode-${m}`)))) : null,
       shown.filter((o) => o.kind === "bool").length ? h("div", { class: "ep-field" }, h("span", { class: "ep-field-label" }, "Situation"),
         h("div", { class: "button-row" }, shown.filter((o) => o.kind === "bool").map((o) => toggle(o.label, Boolean(builder.flags[o.name]),
-          () => { builder.flags[o.name] = !builder.flags[o.name]; render(root, view, ctx); }, `ep-opt-${o.name}`)))) : null,
+          () => { builder.flags[o.name] = !builder.flags[o.name]; redraw(); }, `ep-opt-${o.name}`)))) : null,
       ...shown.filter((o) => o.kind === "choice" && (o.name !== "bonus" || usesBonus)).map((o) => h("label", { class: "ep-field" }, h("span", { class: "ep-field-label" }, o.label),
-        h("select", { dataset: { testid: `ep-opt-${o.name}` }, onchange: (ev) => { builder[o.name] = ev.target.value; render(root, view, ctx); } },
+        h("select", { dataset: { testid: `ep-opt-${o.name}` }, onchange: (ev) => { builder[o.name] = ev.target.value; redraw(); } },
           o.choices.map(([id, label]) => h("option", { value: id, selected: builder[o.name] === id }, label))))),
       poolPicker(t.pools, builder.pool, (v) => { builder.pool = v; }, "ep-pool"),
     );
@@ -397,12 +435,12 @@ export function render(root, view, ctx) {
       h("h2", {}, t.label),
       h("div", { class: "ep-field" }, h("span", { class: "ep-field-label" }, "Target"),
         h("div", { class: "button-row ep-targets-row" }, targets.map((x) => toggle(`${x.name} · ${x.metres} m${x.can_defend ? "" : " (cannot defend)"}`, builder.target === x.id,
-          () => { builder.target = x.id; selected = x.id; render(root, view, ctx); }, `ep-target-${x.id}`)))),
+          () => { builder.target = x.id; selected = x.id; redraw(); }, `ep-target-${x.id}`)))),
       h("div", { class: "ep-field" }, h("span", { class: "ep-field-label" }, "Weapon"),
         h("div", { class: "button-row" }, t.weapons.map((w) => h("button", {
           type: "button", class: `ep-toggle ${builder.weapon === w.index ? "selected" : ""}`, "aria-pressed": String(builder.weapon === w.index),
           disabled: !w.preview[builder.target], dataset: { testid: `ep-weapon-${w.index}` },
-          onclick: () => { builder.weapon = w.index; render(root, view, ctx); },
+          onclick: () => { builder.weapon = w.index; redraw(); },
         }, h("span", { class: "ep-weapon-name" }, w.name), " ", h("span", { class: "ep-weapon-numbers" }, `${w.skill_label} ${w.skill_value} · DV ${w.dv}${w.ap ? " AP" : ""}${w.skill === "melee" ? "" : ` · ${w.range} m`}`))))),
       preview ? h("div", { class: "ep-preview", dataset: { testid: "ep-preview" } },
         h("div", { class: "ep-tn-row" },
@@ -423,7 +461,7 @@ export function render(root, view, ctx) {
       { class: "ep-builder ep-defend", dataset: { testid: "ep-defend" } },
       h("h2", {}, t.label),
       h("p", {}, `The attack needs ${t.attack_target} or less.`),
-      h("div", { class: "button-row" }, t.options.map((o) => toggle(o.label, Boolean(defence[o.name]), () => { defence[o.name] = !defence[o.name]; render(root, view, ctx); }, `ep-def-opt-${o.name}`))),
+      h("div", { class: "button-row" }, t.options.map((o) => toggle(o.label, Boolean(defence[o.name]), () => { defence[o.name] = !defence[o.name]; redraw(); }, `ep-def-opt-${o.name}`))),
       poolPicker(t.pools, defence.pool, (v) => { defence.pool = v; }, "ep-def-pool"),
       h("div", { class: "ep-methods" }, t.methods.map((m) => h("button", {
         type: "button", class: "big primary ep-method", dataset: { testid: `ep-defend-${m.method}`, action: "defend" },
@@ -490,12 +528,6 @@ export function render(root, view, ctx) {
   }
 
   // ---------------------------------------------------------------------------------------
-  function combatantList() {
-    return h("section", { class: "ep-card ep-roster", dataset: { testid: "ep-roster" } },
-      h("h2", {}, "Combatants"),
-      [...list.filter((c) => c.mine), ...list.filter((c) => !c.mine)].map((c) => combatantCard(c)));
-  }
-
   function combatantCard(c) {
     const numbers = c.durability !== undefined;
     const health = numbers
@@ -532,7 +564,7 @@ export function render(root, view, ctx) {
     if (!mod && !cond && !reveal && !tools.length) return null;
     const ids = mod ? mod.combatants : [];
     if (!gm.combatant || !ids.some(([id]) => id === gm.combatant)) gm.combatant = (view.pending && view.pending.attacker) || view.active || (ids[0] && ids[0][0]) || "";
-    const who = h("select", { dataset: { testid: "ep-gm-combatant" }, onchange: (ev) => { gm.combatant = ev.target.value; render(root, view, ctx); } },
+    const who = h("select", { dataset: { testid: "ep-gm-combatant" }, onchange: (ev) => { gm.combatant = ev.target.value; redraw(); } },
       ids.map(([id, name]) => h("option", { value: id, selected: id === gm.combatant }, name)));
     if (mod) {
       tools.push(h("div", { class: "ep-gm-row" },
