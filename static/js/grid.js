@@ -83,15 +83,40 @@ function setAttr(el, name, value) {
   if (el.getAttribute(name) !== text) el.setAttribute(name, text);
 }
 
-// Put `nodes` in this order as `parent`'s children, moving only those out of place (a moved element
-// restarts its animations; the active token's stays where it is while it stays active).
+// Put `nodes` in this order as `parent`'s children (dropping any other child), moving as few as can
+// be: those in the longest run already in order stay put. A moved element is styled and laid out
+// afresh and restarts its animations: when the turn passes, only the two tokens whose places change
+// move, and the active token's halo keeps turning while it stays active.
 function reorder(parent, nodes) {
-  let cursor = parent.firstChild;
-  for (const node of nodes) {
-    if (node === cursor) { cursor = cursor.nextSibling; continue; }
-    parent.insertBefore(node, cursor);
+  const index = new Map(nodes.map((n, i) => [n, i]));
+  for (let c = parent.firstChild; c;) {
+    const next = c.nextSibling;
+    if (!index.has(c)) c.remove();
+    c = next;
   }
-  while (cursor) { const next = cursor.nextSibling; cursor.remove(); cursor = next; }
+  // the longest increasing run of the children's wanted places (patience sorting)
+  const seq = [];
+  for (let c = parent.firstChild; c; c = c.nextSibling) seq.push(index.get(c));
+  const tails = []; // tails[k]: the position in seq of the smallest end of a run of length k + 1
+  const prev = new Array(seq.length);
+  for (let i = 0; i < seq.length; i++) {
+    let lo = 0;
+    let hi = tails.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (seq[tails[mid]] < seq[i]) lo = mid + 1;
+      else hi = mid;
+    }
+    prev[i] = lo > 0 ? tails[lo - 1] : -1;
+    tails[lo] = i;
+  }
+  const stay = new Set();
+  for (let i = tails.length ? tails[tails.length - 1] : -1; i >= 0; i = prev[i]) stay.add(seq[i]);
+  let after = null;
+  for (let i = nodes.length - 1; i >= 0; i--) {
+    if (!stay.has(i)) parent.insertBefore(nodes[i], after);
+    after = nodes[i];
+  }
 }
 
 // What stays between updates: the board's size, the map and the blocked squares (and whether it zooms).

@@ -26,6 +26,24 @@ export function fitGrid(width, height, points, box, minPx = 84) {
   return { x: place(minX, maxX, vw, width), y: place(minY, maxY, vh, height), width: vw, height: vh };
 }
 
+// The view shown last on each board. While the view fitted to this update lies inside it and is not
+// much smaller, it stays: the board does not shift and rescale on each move (a new scale redraws
+// every token's text), and an update redraws only the tokens that changed.
+const lastViews = new WeakMap();
+
+function steadyView(root, view, dims) {
+  const key = dims.join(" ");
+  const last = lastViews.get(root);
+  if (last && last.key === key) {
+    const v = last.view;
+    const e = 1e-6;
+    const inside = view.x >= v.x - e && view.y >= v.y - e && view.x + view.width <= v.x + v.width + e && view.y + view.height <= v.y + v.height + e;
+    if (inside && view.width >= v.width * 0.85) return v;
+  }
+  lastViews.set(root, { key, view });
+  return view;
+}
+
 /**
  * Draw a grid system's board: tokens with their names, the table's map, token colours and portraits
  * and blocked squares, rings and paths over it, fitted to the board box with text no smaller than
@@ -50,7 +68,8 @@ export function drawGridBoard(root, ctx, spec) {
     if (root.style.height !== height) root.style.height = height;
     box = { width: root.clientWidth, height: h };
   }
-  const view = fitGrid(spec.width, spec.height, points, box, ctx.mode === "display" ? 84 : 48);
+  const minPx = ctx.mode === "display" ? 84 : 48;
+  const view = steadyView(root, fitGrid(spec.width, spec.height, points, box, minPx), [spec.width, spec.height, box.width, box.height, minPx]);
   const cell = 100;
   const px = box.width / view.width; // screen pixels per square
   const minText = ((ctx.mode === "display" ? 26 : 14) * cell) / px;

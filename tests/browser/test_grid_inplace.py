@@ -1,0 +1,207 @@
+"""The grid updated in place (static/js/grid.js) in real Chromium: an update that moves one token
+moves that token's element (the same node) and keeps the grid lines' element; the callbacks called
+after several updates are the latest spec's; the active token's halo is kept while it stays active;
+a phone's zoom survives updates; a container emptied by its caller gets a fresh grid.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.browser.conftest import LiveServer, create_table
+
+pytestmark = pytest.mark.browser
+
+MARK_DISPLAY = """() => {
+  const q = (sel) => document.querySelector(sel);
+  window.__kept = {
+    svg: q('[data-testid=board] svg'),
+    lines: q('[data-testid=board] .grid-lines'),
+    outer: q('[data-testid=board] [data-testid=token][data-combatant=c2]'),
+    inner: q('[data-testid=board] [data-testid=token-c2]'),
+    other: q('[data-testid=board] [data-testid=token-c1]'),
+  };
+  return window.__kept.inner.getAttribute('transform');
+}"""
+
+CHECK_DISPLAY = """() => {
+  const q = (sel) => document.querySelector(sel);
+  const k = window.__kept;
+  return {
+    svg: k.svg === q('[data-testid=board] svg'),
+    lines: k.lines === q('[data-testid=board] .grid-lines'),
+    outer: k.outer === q('[data-testid=board] [data-testid=token][data-combatant=c2]'),
+    inner: k.inner === q('[data-testid=board] [data-testid=token-c2]'),
+    other: k.other === q('[data-testid=board] [data-testid=token-c1]'),
+    connected: k.inner.isConnected && k.lines.isConnected,
+    transform: q('[data-testid=board] [data-testid=token-c2]').getAttribute('transform'),
+    tokens: document.querySelectorAll('[data-testid=board] [data-testid=token]').length,
+    halos: document.querySelectorAll('[data-testid=board] .token-active-halo').length,
+  };
+}"""
+
+
+def drag_token(page: Any, selector: str, dx: float, dy: float) -> None:
+    tok = page.locator(selector)
+    tok.scroll_into_view_if_needed()
+    b = tok.bounding_box()
+    assert b, selector
+    page.mouse.move(b["x"] + b["width"] / 2, b["y"] + b["height"] / 2)
+    page.mouse.down()
+    page.mouse.move(b["x"] + b["width"] / 2 + dx, b["y"] + b["height"] / 2 + dy, steps=5)
+    page.mouse.up()
+
+
+def test_display_moves_the_same_token_node(browser: Any, live_server: LiveServer, shots: Path) -> None:
+    gm_ctx = browser.new_context(viewport={"width": 1400, "height": 900})
+    tv_ctx = browser.new_context(viewport={"width": 1920, "height": 1080})
+    errors: list[str] = []
+    try:
+        gm, tv = gm_ctx.new_page(), tv_ctx.new_page()
+        for p in (gm, tv):
+            p.on("pageerror", lambda e: errors.append(str(e)))
+        create_table(gm, live_server, "In place", "eclipse-phase", ("Jinx", "Exhuman stalker"))
+        tv.goto(gm.get_attribute("[data-testid=watch-link]", "href").replace("/watch", "/display"))
+        tv.wait_for_selector("[data-testid=connection-status][data-state=live]")
+        gm.click("[data-testid=start-battle]")
+        tv.wait_for_selector("[data-testid=board] [data-testid=token-c2]")
+        gm.wait_for_selector("[data-testid=battle] [data-testid=token-c2]")
+        tv.wait_for_timeout(300)  # the start's updates are in
+
+        # the GM drags one token: the display moves that token's element, keeps everything else
+        for turn in range(2):
+            before = tv.evaluate(MARK_DISPLAY)
+            version = tv.get_attribute("[data-testid=board]", "data-version")
+            drag_token(gm, "[data-testid=battle] [data-testid=token-c2]", -70 if turn == 0 else 0, 70)
+            tv.wait_for_selector(f"[data-testid=board]:not([data-version='{version}'])")
+            tv.wait_for_selector(f"[data-testid=board] [data-testid=token-c2]:not([transform='{before}'])")
+            kept = tv.evaluate(CHECK_DISPLAY)
+            assert kept["transform"] != before
+            for part in ("svg", "lines", "outer", "inner", "other", "connected"):
+                assert kept[part], f"update {turn + 1}: the display redrew the {part} instead of keeping it: {kept}"
+            assert kept["tokens"] == 2 and kept["halos"] == 1, kept
+
+        # after those updates a tap on a token on the GM console still selects it (the latest callback)
+        gm.click("[data-testid=battle] [data-testid=token][data-combatant=c1]")
+        gm.wait_for_selector("[data-testid=battle] [data-testid=token][data-combatant=c1].selected")
+        gm.click("[data-testid=battle] [data-testid=token][data-combatant=c2]")
+        gm.wait_for_selector("[data-testid=battle] [data-testid=token][data-combatant=c2].selected")
+        assert gm.locator("[data-testid=battle] [data-testid=token].selected").count() == 1
+        tv.screenshot(path=str(shots / "display-after-moves.png"))
+        assert not errors, errors
+    finally:
+        gm_ctx.close()
+        tv_ctx.close()
+
+
+# renderGrid called directly, on a page that has the module (the display), with callbacks that say
+# which spec they came from
+UNIT = """async () => {
+  const grid = await import(`${document.body.dataset.static || '/static/'}js/grid.js`);
+  const box = document.createElement('div');
+  box.dataset.testid = 'unit-grid';
+  box.style.cssText = 'position:fixed;left:0;top:0;width:600px;height:400px;z-index:99999;background:#000';
+  document.body.append(box);
+  const calls = [];
+  window.__unit = { grid, box, calls };
+  window.__spec = (n, tokens, extra = {}) => ({
+    width: 6, height: 4, cell: 100, blocked: [[5, 3]], tokens,
+    onTokenClick: (id) => calls.push(`token ${id} from spec ${n}`),
+    onCellClick: (x, y) => calls.push(`cell ${x},${y} from spec ${n}`),
+    canDrag: (id) => id === 'a', onDrop: (id, x, y) => calls.push(`drop ${id} ${x},${y} from spec ${n}`),
+    ...extra,
+  });
+  const t = (id, x, y, more = {}) => ({ id, x, y, name: id === 'a' ? 'Alpha' : 'Beta', side: id === 'a' ? 'A' : 'B', hp: { current: 10, max: 10 }, ...more });
+  window.__t = t;
+  grid.renderGrid(box, __spec(1, [t('a', 0, 0, { active: true }), t('b', 3, 2)]));
+  const first = {
+    svg: box.querySelector('svg'), lines: box.querySelector('.grid-lines'), blocked: box.querySelector('[data-testid=blocked]'),
+    a: box.querySelector('[data-testid=token-a]'), b: box.querySelector('[data-testid=token-b]'),
+    halo: box.querySelector('.token-active-halo'),
+  };
+  window.__first = first;
+  const at = (id) => box.querySelector(`[data-testid=token-${id}]`).getAttribute('transform');
+  const before = at('a');
+  for (let n = 2; n <= 4; n++) {
+    grid.renderGrid(box, __spec(n, [t('a', n - 1, 0, { active: true }), t('b', 3, 2, { hp: { current: 10 - n, max: 10 } })]));
+  }
+  return {
+    sameSvg: first.svg === box.querySelector('svg'), sameLines: first.lines === box.querySelector('.grid-lines'),
+    sameBlocked: first.blocked === box.querySelector('[data-testid=blocked]'),
+    sameA: first.a === box.querySelector('[data-testid=token-a]'), sameB: first.b === box.querySelector('[data-testid=token-b]'),
+    sameHalo: first.halo === box.querySelector('.token-active-halo'),
+    moved: before !== at('a'), at: at('a'),
+    ring: box.querySelector('[data-testid=token-b] .token-ring').getAttribute('stroke-dasharray'),
+  };
+}"""
+
+
+def test_render_grid_keeps_nodes_and_calls_the_latest_callbacks(browser: Any, live_server: LiveServer) -> None:
+    gm_ctx = browser.new_context(viewport={"width": 1280, "height": 800})
+    errors: list[str] = []
+    try:
+        page = gm_ctx.new_page()
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        create_table(page, live_server, "Unit", "eclipse-phase")
+        page.goto(page.get_attribute("[data-testid=watch-link]", "href").replace("/watch", "/display"))
+        page.wait_for_selector("[data-testid=connection-status][data-state=live]")
+        r = page.evaluate(UNIT)
+        assert r["sameSvg"] and r["sameLines"] and r["sameBlocked"], r
+        assert r["sameA"] and r["sameB"], r
+        assert r["moved"] and r["at"] == "translate(350 50)", r
+        assert r["sameHalo"], f"the active token's halo was made again (its animation restarts): {r}"
+        assert r["ring"] == f"{0.6 * 2 * math.pi * 46.5:.2f} {2 * math.pi * 46.5:.2f}", r  # b's ring redrawn at 6/10
+
+        # a tap and a drag on kept tokens call the spec of the last call, not the first's
+        page.click("[data-testid=unit-grid] [data-testid=token][data-combatant=b]")
+        page.mouse.click(150, 350)  # an empty square, (1, 3): the grid is 600 px wide, 100 px a square
+        drag_token(page, "[data-testid=unit-grid] [data-testid=token-a]", 0, 200)
+        calls = page.evaluate("window.__unit.calls")
+        # (the press and release on a dragged token make a click too, as they always have)
+        assert calls[:3] == ["token b from spec 4", "cell 1,3 from spec 4", "drop a 3,2 from spec 4"], calls
+        assert all(c.endswith("from spec 4") for c in calls), calls
+
+        # the halo moves with the turn: made on the newly active token, gone from the other
+        r2 = page.evaluate("""() => {
+          const { grid, box } = window.__unit;
+          grid.renderGrid(box, __spec(5, [__t('a', 3, 0), __t('b', 3, 2, { active: true })]));
+          const halos = [...box.querySelectorAll('.token-active-halo')];
+          return { n: halos.length, onB: halos.length === 1 && !!halos[0].closest('[data-testid=token-b]'),
+                   bLast: box.querySelector('.grid-tokens').lastElementChild.dataset.combatant,
+                   sameA: window.__first.a === box.querySelector('[data-testid=token-a]') };
+        }""")
+        assert r2 == {"n": 1, "onB": True, "bLast": "b", "sameA": True}, r2
+
+        # tokens come and go; new blocked squares or an emptied container mean a fresh svg
+        r3 = page.evaluate("""() => {
+          const { grid, box } = window.__unit;
+          grid.renderGrid(box, __spec(6, [__t('a', 3, 0), __t('c', 1, 1)]));
+          const ids = [...box.querySelectorAll('[data-testid=token]')].map((e) => e.dataset.combatant).join(',');
+          const keptSvg = window.__first.svg === box.querySelector('svg');
+          grid.renderGrid(box, __spec(7, [__t('a', 3, 0)], { blocked: [[0, 3]] }));
+          const newBlocked = window.__first.svg !== box.querySelector('svg') && box.querySelector('[data-testid=blocked]').dataset.x === '0';
+          const svg7 = box.querySelector('svg');
+          box.replaceChildren();
+          grid.renderGrid(box, __spec(8, [__t('a', 3, 0)], { blocked: [[0, 3]] }));
+          return { ids, keptSvg, newBlocked, afresh: box.querySelector('svg') !== svg7 && box.childNodes.length === 1 };
+        }""")
+        assert r3 == {"ids": "a,c", "keptSvg": True, "newBlocked": True, "afresh": True}, r3
+
+        # a zoomable grid (a phone) keeps its zoom across updates
+        r4 = page.evaluate("""() => {
+          const { grid, box } = window.__unit;
+          grid.renderGrid(box, __spec(9, [__t('a', 3, 0)], { zoomable: true }));
+          const svg = box.querySelector('svg');
+          svg.dispatchEvent(new WheelEvent('wheel', { deltaY: -100, clientX: 300, clientY: 200, bubbles: true, cancelable: true }));
+          const zoomed = svg.getAttribute('viewBox');
+          grid.renderGrid(box, __spec(10, [__t('a', 4, 1)], { zoomable: true }));
+          return { zoomed, after: box.querySelector('svg').getAttribute('viewBox'), same: svg === box.querySelector('svg') };
+        }""")
+        assert r4["same"] and r4["zoomed"] != "0 0 600 400" and r4["after"] == r4["zoomed"], r4
+        assert not errors, errors
+    finally:
+        gm_ctx.close()
