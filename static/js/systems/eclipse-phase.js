@@ -27,6 +27,7 @@ let oddsOpen = false; // the builder's odds details, as the player left them
 let selected = null; // token tapped to read its distance from the active combatant
 let moveMode = false; // the acting viewer is picking a square to move to
 let turnKey = ""; // round + active combatant: the builder resets when it changes
+const PHONE_ORDER = 5; // entries of the initiative order on a phone
 let latest = null; // the newest {root, view, ctx}: a part kept from an earlier draw redraws the newest view
 let hoverLine = null; // the newest draw's distance line, for the tokens' pointer handlers
 let serial = 0; // keys of the parts drawn anew every time
@@ -101,7 +102,9 @@ export function render(root, view, ctx) {
     part("banner", [view.status, view.outcome, view.initiative_due, view.physical && view.physical.due, view.round, view.active_name, view.pending && view.pending.waiting], banner),
     part("order", [view.order, list.map((c) => c.side)], initiativeTrack),
     part("exchange", [view.pending, view.last_exchange, exchangeNames, rollKey], exchangePanel),
-    always(actionPanel()),
+    // (the viewer's choices are part of its key: a tap redraws it, an update that changes nothing of it keeps it)
+    part("actions", [legal, builder, defence, aimChoice, moveMode, view.status, view.active_name, view.initiative_due,
+      view.physical && view.physical.due, list.filter((c) => c.mine).map((c) => c.id)], actionPanel),
     part("mine", [ctx.role === "player" ? list.filter((c) => c.mine) : null, view.active, view.pending && view.pending.defender], mineStrip),
     {
       key: "main",
@@ -154,7 +157,16 @@ export function render(root, view, ctx) {
 
   function initiativeTrack() {
     const sides = [...new Set(list.map((c) => c.side))].sort();
-    return kit.turnStrip((view.order || []).map((o) => ({
+    // a phone shows who acts now and the next few (the whole order is in the roster further down)
+    let order = view.order || [];
+    let more = 0;
+    if (ctx.role === "player" && order.length > PHONE_ORDER) {
+      const now = Math.max(0, order.findIndex((o) => o.active));
+      const coming = [...order.slice(now), ...order.slice(0, now)].filter((o, i) => i === 0 || (!o.done && o.able));
+      more = order.length - Math.min(PHONE_ORDER, coming.length);
+      order = coming.slice(0, PHONE_ORDER);
+    }
+    const strip = kit.turnStrip(order.map((o) => ({
       id: o.id,
       name: o.name,
       side: (byId[o.id] || {}).side,
@@ -164,6 +176,7 @@ export function render(root, view, ctx) {
       out: !o.able,
       detail: `${o.total}`,
     })), { label: "Initiative order", testid: "ep-initiative" });
+    return more ? h("div", { class: "ep-order-phone" }, strip, h("p", { class: "muted ep-order-more" }, `and ${more} more in this action turn's order`)) : strip;
   }
 
   // ---------------------------------------------------------------------------------------
