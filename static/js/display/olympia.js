@@ -16,6 +16,17 @@ let board = null; // the skeleton drawn last: {el, sidesKey, sides: Map(side id 
 let lastBattle = null; // ctx.battleId when the page passes it
 let lastVersion = null;
 
+const still = typeof matchMedia === "function" ? matchMedia("(prefers-reduced-motion: reduce)") : null;
+const partsOf = new WeakMap(); // a unit's block -> its parts (for the observer)
+// what a unit's losses do: the "−N" drops in and falls, the block's rim flashes twice (transform and
+// opacity only: the compositor plays them)
+const FALL = [
+  { transform: "translateY(-10px) scale(1.4)", opacity: 0, easing: "ease-out" },
+  { offset: 0.15, transform: "none", opacity: 1, easing: "ease-out" },
+  { transform: "translateY(30px)", opacity: 0.85 },
+];
+const FLASH = [{ opacity: 0, easing: "ease" }, { offset: 0.5, opacity: 1, easing: "ease" }, { opacity: 0 }];
+
 const numbers = new Intl.NumberFormat("en-GB"); // one formatter (toLocaleString builds one per call)
 const fmt = (n) => (typeof n === "number" ? numbers.format(n) : String(n));
 
@@ -119,11 +130,19 @@ function build(root, sideIds, ctx) {
   if (board && board.observer) board.observer.disconnect();
   const next = { el: null, sidesKey: sideIds.join(","), sides: new Map(), units: new Map(), memo: {}, observer: null };
   // On the TV a long row runs past the board's edge: the blocks it cuts off are marked is-off and
-  // their insides are not drawn (content-visibility: hidden), so their numbers and losses cost nothing.
-  // The observer reports after a frame, without forcing a layout.
+  // their insides are not drawn (content-visibility: hidden), so their numbers cost no layout, and
+  // their size and losses are not written. The observer reports after a frame, without forcing a
+  // layout. (A row that runs over gives every block its 140 px floor, whatever its flex-grow: the
+  // ones not written are written when they come into view.)
   if (ctx.mode === "display" && typeof IntersectionObserver === "function") {
     next.observer = new IntersectionObserver((entries) => {
-      for (const e of entries) e.target.classList.toggle("is-off", !e.isIntersecting);
+      for (const e of entries) {
+        const parts = partsOf.get(e.target);
+        if (!parts) continue;
+        parts.off = !e.isIntersecting;
+        e.target.classList.toggle("is-off", parts.off);
+        if (!parts.off) writeGrow(parts);
+      }
     }, { root });
   }
   const panels = sideIds.map((sid, i) => {
@@ -147,15 +166,22 @@ function layRows(panel, rows, sid, sideIds, ctx) {
   const { h } = ctx.ui;
   const els = rows.map((row) => h("div", { class: `old-row ${row.behind === 0 ? "is-front" : ""}`, dataset: { behind: row.behind } },
     h("div", { class: "old-row-label" }, row.behind === 0 ? "Front" : `Back ${row.behind}`),
-    h("div", { class: "old-row-units" }, (row.units || []).map((u) => {
+    h("div", { class: "old-row-units" }, h("div", { class: "old-row-stack" }, (row.units || []).map((u) => {
       const key = `${sid}:${u.id}`;
-      if (!board.units.has(key)) {
-        const parts = unitBlock(u, sid, sideIds, ctx);
+      let parts = board.units.get(key);
+      if (!parts) {
+        parts = unitBlock(u, sid, sideIds, ctx);
         board.units.set(key, parts);
+        partsOf.set(parts.el, parts);
         if (board.observer) board.observer.observe(parts.el);
+      } else if (parts.off && board.observer) { // moved: in view until the observer says otherwise
+        parts.off = false;
+        parts.el.classList.remove("is-off");
+        board.observer.unobserve(parts.el);
+        board.observer.observe(parts.el);
       }
-      return board.units.get(key).el;
-    }))));
+      return parts.el;
+    })))));
   panel.rowsEl.replaceChildren(...els);
 }
 
@@ -168,13 +194,16 @@ function unitBlock(u, sid, sideIds, ctx) {
     troops: h("div", { class: "old-unit-troops", hidden: true }),
     state: h("div", { class: "old-unit-state", hidden: true }),
     title: "",
-    loss: null, // the "−N" of this update and the flash behind it, made anew for each loss (so they play again)
+    off: false, // cut off by the board's edge (the observer says)
+    grow: null, // the flex-grow to write (written once the block is in view)
+    loss: null, // the "−N" of this update and the flash of the block's rim: made at its first loss, then kept
     hit: null,
+    played: [], // their animations, kept (cancelled while there is no loss)
     memo: {},
   };
-  parts.el = h("div", { class: "old-unit", dataset: { testid: `unit-${u.id}` } },
+  parts.el = h("div", { class: "old-unit", dataset: { testid: `unit-${u.id}` } }, h("div", { class: "old-unit-body" },
     h("div", { class: "old-unit-head" }, ctx.kit.sideBadge(sid, sideIds), parts.name, parts.leader),
-    parts.men, parts.troops, parts.state);
+    parts.men, parts.troops, parts.state));
   parts.el.addEventListener("pointerenter", () => { if (parts.el.title !== parts.title) parts.el.title = parts.title; });
   return parts;
 }
@@ -201,6 +230,7 @@ function strengthBar(panel, side, sid, ctx) {
   if (!panel.bar || panel.bar.hasMarker !== hasMarker) {
     const el = ctx.kit.healthBar(total, start, { label: "Strength", marker: side.threshold, cls: "old-strength", testid: `strength-${sid}`, text });
     const fill = el.querySelector(".kit-bar-fill");
+    fill.style.width = "100%"; // scaled below instead
     if (panel.bar) panel.bar.el.replaceWith(el);
     else panel.structure.before(el);
     panel.bar = { el, fill, marker: el.querySelector(".kit-bar-marker"), text: el.querySelector(".kit-bar-text"), hasMarker, memo: {} };
@@ -214,7 +244,6 @@ function strengthBar(panel, side, sid, ctx) {
   const scale = `scaleX(${frac.toFixed(4)})`;
   if (bar.memo.scale !== scale) {
     bar.memo.scale = scale;
-    bar.fill.style.width = "100%";
     bar.fill.style.transform = scale;
   }
   if (bar.marker) {
@@ -246,16 +275,47 @@ function updateUnit(parts, u, lost, maxMen, ctx) {
   // the block's size follows its men (square root: a unit of 400 reads bigger than one of 100, not
   // four times), with a floor so a small unit's name still reads; in steps of 1/40, so that a unit
   // losing a handful of men is not relaid out for a change no one would see
-  const grow = String(Math.round(40 * (0.35 + Math.sqrt(Math.max(0, u.men) / maxMen))) / 40);
-  if (memo.grow !== grow) { memo.grow = grow; el.style.flexGrow = grow; }
-  // this update's losses: a fresh badge and flash each time (a new element starts its animation over)
-  if (parts.loss) { parts.loss.remove(); parts.loss = null; }
-  if (parts.hit) { parts.hit.remove(); parts.hit = null; }
-  if (lost > 0) {
+  parts.grow = String(Math.round(40 * (0.35 + Math.sqrt(Math.max(0, u.men) / maxMen))) / 40);
+  if (!parts.off) writeGrow(parts);
+  showLoss(parts, parts.off ? 0 : lost, ctx);
+}
+
+function writeGrow(parts) {
+  if (parts.grow === null || parts.memo.grow === parts.grow) return;
+  parts.memo.grow = parts.grow;
+  parts.el.style.flexGrow = parts.grow;
+}
+
+// This update's losses: the "−N" badge (class old-loss while it shows) and the rim's flash, played
+// again for each loss. The two elements are kept once made: a loss changes a text and starts two
+// animations, no element is added or removed.
+function showLoss(parts, lost, ctx) {
+  const { memo } = parts;
+  if (lost > 0 && !parts.loss) {
     const { h } = ctx.ui;
     parts.hit = h("div", { class: "old-hit", "aria-hidden": "true" });
-    parts.loss = h("div", { class: "old-loss", "aria-label": `${lost} fell` }, `−${fmt(lost)}`);
-    el.append(parts.hit, parts.loss);
+    parts.loss = h("div", { class: "old-badge" });
+    parts.el.append(parts.hit, parts.loss);
+  }
+  if (!parts.loss) return;
+  setText(memo, "loss", parts.loss, lost > 0 ? `−${fmt(lost)}` : "");
+  setClass(memo, parts.loss, "old-loss", lost > 0);
+  if (lost > 0) {
+    setAttr(memo, parts.loss, "aria-label", `${lost} fell`);
+    if (!(still && still.matches) && typeof parts.loss.animate === "function") {
+      // made once and then played from the start again (element.animate parses its keyframes anew
+      // each time: a quarter of a millisecond a call here)
+      if (!parts.played.length) parts.played.push(parts.loss.animate(FALL, { duration: 2400, fill: "both" }), parts.hit.animate(FLASH, { duration: 600, iterations: 2 }));
+      else for (const a of parts.played) { a.currentTime = 0; a.play(); }
+    } else {
+      for (const a of parts.played) a.cancel();
+    }
+  } else {
+    for (const a of parts.played) a.cancel();
+    if (memo["=aria-label"]) {
+      memo["=aria-label"] = "";
+      parts.loss.removeAttribute("aria-label");
+    }
   }
 }
 
