@@ -141,10 +141,18 @@ function relocate() {
   const wrapper = root.firstElementChild;
   const family = wrapper && wrapper.classList.length ? wrapper.classList[0] : "";
   const pick = (name) => [...root.querySelectorAll(`[data-region~="${name}"]`)];
-  // (a slot that already holds exactly these parts is left alone: moving them again would restyle them)
+  // (a slot that already holds exactly these parts is left alone: moving them again would restyle
+  // them; a part a module keeps between draws (ui.keyed) stays in the slot while its board is shown,
+  // and the module removes it when it is no longer wanted)
   const fill = (slot, found) => {
-    const same = slot.childElementCount === found.length && found.every((el, i) => slot.children[i] === el);
-    if (!same) slot.replaceChildren(...found);
+    const kept = [...slot.children].filter((el) => el.__key !== undefined && el.__keyedOwner && el.__keyedOwner.isConnected && !found.includes(el));
+    const all = [...kept, ...found];
+    if (role === "player") {
+      const rank = (el) => ((el.dataset.region || "").split(" ").includes("mine") ? 0 : 1);
+      all.sort((a, b) => rank(a) - rank(b));
+    }
+    const same = slot.childElementCount === all.length && all.every((el, i) => slot.children[i] === el);
+    if (!same) slot.replaceChildren(...all);
   };
   if (els.due) {
     const found = role === "player" ? [...pick("mine"), ...pick("due")] : pick("due");

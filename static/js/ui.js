@@ -63,22 +63,42 @@ export function replace(el, ...children) {
  * as it is (no restyle, no relayout, no repaint) and `update(el)` (optional) refreshes the parts
  * of it that are drawn every time; the others are built with `build()`. Children not in `items` are
  * removed. Keeps a long list (a side's units, a grid's combatants) cheap to redraw on a phone.
+ * A kept child the page has moved elsewhere (a part due now, moved to the top of a phone's screen)
+ * stays where it is; it is removed from there when it is no longer wanted.
  */
 export function keyed(parent, items) {
+  const wanted = new Set();
+  for (const item of items) if (item) wanted.add(item.key);
+  const before = parent.__keyedAll || new Map();
+  const drawn = new Map();
   const kept = new Map();
-  for (const child of parent.children) if (child.__key !== undefined) kept.set(child.__key, child);
+  // the children that go are removed first, so the kept ones stay where they are (a kept child
+  // moved past a stale one would be taken out and put back: restyled and laid out again)
+  for (const child of [...parent.childNodes]) {
+    if (child.__key !== undefined && wanted.has(child.__key) && !kept.has(child.__key)) kept.set(child.__key, child);
+    else child.remove();
+  }
   let cursor = parent.firstChild;
   for (const item of items) {
-    if (!item) continue;
+    if (!item || drawn.has(item.key)) continue;
     let el = kept.get(item.key);
+    if (!el) {
+      const away = before.get(item.key);
+      if (away && away.isConnected && away.parentNode !== parent) {
+        if (item.update) item.update(away);
+        drawn.set(item.key, away);
+        continue;
+      }
+    }
     if (el) {
-      kept.delete(item.key);
       if (item.update) item.update(el);
     } else {
       el = item.build();
       if (!el) continue;
       el.__key = item.key;
+      el.__keyedOwner = parent;
     }
+    drawn.set(item.key, el);
     if (el === cursor) cursor = cursor.nextSibling;
     else parent.insertBefore(el, cursor);
   }
@@ -87,6 +107,8 @@ export function keyed(parent, items) {
     cursor.remove();
     cursor = next;
   }
+  for (const [key, el] of before) if (!drawn.has(key) && el.parentNode && el.parentNode !== parent) el.remove();
+  parent.__keyedAll = drawn;
   return parent;
 }
 
