@@ -46,6 +46,7 @@ let table = null;
 let battle = null; // the connection's state
 let lastFresh = [];
 let diceShownV = null;
+let replayLinkKey = null;
 
 // --- fitting the stage to the screen ----------------------------------------------------------
 function fitStage() {
@@ -140,7 +141,12 @@ const conn = connect({
     boxCache = null; // measured when a renderer first asks (Olympia's never does)
     renderBoard(true);
     renderAround();
-    import(`${staticRoot}js/replay-link.js`).then((m) => m.mountDisplayReplayLink(els.join.parentElement, body.dataset.table, state.battleId, state.status)).catch(() => {}); // a shared battle's replay (H10)
+    // a shared battle's replay (H10): looked at when the battle or its status changes, not on every update
+    const replayKey = `${state.battleId}|${state.status}`;
+    if (replayKey !== replayLinkKey) {
+      replayLinkKey = replayKey;
+      import(`${staticRoot}js/replay-link.js`).then((m) => m.mountDisplayReplayLink(els.join.parentElement, body.dataset.table, state.battleId, state.status)).catch(() => {});
+    }
     if (els.details) {
       await loadDetails();
       renderDetails();
