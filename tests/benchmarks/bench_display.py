@@ -25,6 +25,8 @@ page's own wraps the WebSocket's ``onmessage``; for each ``update`` frame it rec
   (style, layout, paint and commit of that frame);
 - *work* = apply + render: the figure the targets are about (p95 under 16 ms on the display, under
   50 ms on the throttled phone); *latency* adds the wait for the next frame (vsync) to it.
+- *within*: *work* of the updates inside one battle, without the first update of each new battle
+  (the bench starts a new one when a battle ends: that update redraws the whole board)
 
 Bytes: the length of each ``update`` frame as UTF-8, per role (GM, player, display = spectator).
 """
@@ -52,7 +54,7 @@ from tests.server.test_leaks import declaration_from  # noqa: E402
 from webapp.app import create_app  # noqa: E402
 from webapp.config import load_config  # noqa: E402
 
-TIMING_SCRIPT = """
+TIMING_SCRIPT = r"""
 (() => {
   const samples = [];
   window.__bench = samples;
@@ -63,7 +65,8 @@ TIMING_SCRIPT = """
         const t0 = performance.now();
         handler.call(this, event);
         if (typeof event.data !== "string" || !event.data.startsWith('42["update"')) return;
-        const sample = { t0, bytes: new TextEncoder().encode(event.data).length };
+        const battle = /"battle_id":\s*"?([^",}]+)/.exec(event.data);
+        const sample = { t0, bytes: new TextEncoder().encode(event.data).length, battle: battle ? battle[1] : null };
         samples.push(sample);
         const after = new MessageChannel();
         after.port1.onmessage = () => { sample.applied = performance.now(); };
@@ -118,8 +121,11 @@ def stats(values: list[float]) -> str:
 
 
 def summarise(samples: list[dict[str, Any]]) -> dict[str, list[float]]:
-    out: dict[str, list[float]] = {"apply": [], "render": [], "work": [], "latency": [], "bytes": []}
+    out: dict[str, list[float]] = {"apply": [], "render": [], "work": [], "latency": [], "bytes": [], "within": []}
+    previous = samples[0].get("battle") if samples else None
     for s in samples:
+        new_battle = s.get("battle") != previous
+        previous = s.get("battle")
         if not all(k in s for k in ("applied", "frame", "painted")):
             continue
         apply = min(s["applied"], s["frame"]) - s["t0"]
@@ -127,6 +133,8 @@ def summarise(samples: list[dict[str, Any]]) -> dict[str, list[float]]:
         out["apply"].append(apply)
         out["render"].append(render)
         out["work"].append(apply + render)
+        if not new_battle:
+            out["within"].append(apply + render)  # the work of an update inside one battle (not the first of a new one)
         out["latency"].append(s["painted"] - s["t0"])
         out["bytes"].append(float(s["bytes"]))
     return out
@@ -284,7 +292,7 @@ def main() -> int:
                 for role in roles:
                     figures, run = result[role], result[f"{role} run"]
                     print(f"  {role}: {len(figures['work'])} updates measured ({run['restarts']} of them new battles)")
-                    for key in ("work", "apply", "render", "latency"):
+                    for key in ("work", "within", "apply", "render", "latency"):
                         print(f"    {key:8} {stats(figures[key])}")
                     if figures["bytes"]:
                         print(f"    bytes    median {statistics.median(figures['bytes']):8.0f}  max {max(figures['bytes']):8.0f}")
