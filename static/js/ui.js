@@ -112,6 +112,32 @@ export function keyed(parent, items) {
   return parent;
 }
 
+let drawnSerial = 0;
+
+/** A keyed item (for keyed()) drawn again only when its inputs change (compared as JSON); built lazily. */
+export function part(name, inputs, build) {
+  return { key: `${name}|${JSON.stringify(inputs)}`, build };
+}
+
+/** A keyed item drawn anew on every draw (the parts that hold a viewer's choices). */
+export function always(el) {
+  drawnSerial += 1;
+  return { key: `drawn-${drawnSerial}`, build: () => el };
+}
+
+/**
+ * The element a module keeps as its board inside `root` between draws: the same one while `owner`
+ * (e.g. role and battle) is unchanged, a new one otherwise. Returns [board, isNew].
+ */
+export function keptBoard(root, owner) {
+  const top = root.firstElementChild;
+  if (top && top.__boardOwner === owner) return [top, false];
+  const board = document.createElement("div");
+  board.__boardOwner = owner;
+  root.replaceChildren(board);
+  return [board, true];
+}
+
 /** A health-like bar: current of max. */
 export function bar(current, max, label = "") {
   const pct = max > 0 ? Math.max(0, Math.min(100, (100 * current) / max)) : 0;

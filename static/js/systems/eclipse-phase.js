@@ -30,7 +30,6 @@ let turnKey = ""; // round + active combatant: the builder resets when it change
 const PHONE_ORDER = 5; // entries of the initiative order on a phone
 let latest = null; // the newest {root, view, ctx}: a part kept from an earlier draw redraws the newest view
 let hoverLine = null; // the newest draw's distance line, for the tokens' pointer handlers
-let serial = 0; // keys of the parts drawn anew every time
 let seenRolls = ""; // the d100 pair last drawn, so dice spin only when they are new
 let builder = freshBuilder();
 let defence = { superior_position: false, pool: "none" };
@@ -57,7 +56,7 @@ function signed(n) {
 export function render(root, view, ctx) {
   // health-like bars from the shared kit (numbers as text, never colour alone)
   const kitBar = (current, max, text) => kit.healthBar(current, max, { label: text, text });
-  const { h, replace, keyed } = ctx.ui;
+  const { h, keyed, part, always, keptBoard } = ctx.ui;
   latest = { root, view, ctx };
   const list = view.combatants || [];
   const byId = Object.fromEntries(list.map((c) => [c.id, c]));
@@ -84,16 +83,7 @@ export function render(root, view, ctx) {
   // keyed by what it shows, the grid keeps its box (the grid redraws its tokens in place) and each
   // combatant's card is kept until its numbers change. The parts that hold the viewer's choices
   // (the actions, the GM's tools) are drawn every time.
-  const always = (el) => ({ key: `drawn-${serial += 1}`, build: () => el });
-  const part = (name, inputs, build) => ({ key: `${name}|${JSON.stringify(inputs)}`, build });
-  let top = root.firstElementChild;
-  const newBoard = !top || top.__epRole !== ctx.role || top.__epBattle !== ctx.battleId;
-  if (newBoard) {
-    top = h("div", {});
-    top.__epRole = ctx.role;
-    top.__epBattle = ctx.battleId;
-    replace(root, top);
-  }
+  const [top, newBoard] = keptBoard(root, `${ctx.role}|${ctx.battleId}`);
   top.className = `ep ep-role-${ctx.role}`;
   Object.assign(top.dataset, { status: view.status || "", round: view.round });
   const exchangeNames = view.last_exchange ? [(byId[view.last_exchange.attacker] || {}).name, (byId[view.last_exchange.defender] || {}).name] : null;

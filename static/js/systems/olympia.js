@@ -27,7 +27,6 @@ let previousStrength = {}; // side -> percentage of the strength bar last drawn,
 let specialDraft = { preset: "dragon_fire", side: "A" };
 let armiesOpen = null; // a phone's fold of the armies, as the player left it (null: open while units can be moved)
 let latest = null; // the newest {root, view, ctx}: a unit kept from an earlier draw redraws the newest view
-let serial = 0; // keys of the parts drawn anew every time
 
 function redraw() {
   if (latest) render(latest.root, latest.view, latest.ctx);
@@ -39,7 +38,7 @@ const fmt = (n) => (typeof n === "number" ? numbers.format(n) : String(n));
 export function render(root, view, ctx) {
   // health-like bars from the shared kit (numbers as text, never colour alone)
   const kitBar = (current, max, text) => kit.healthBar(current, max, { label: text, text });
-  const { h, replace, keyed } = ctx.ui;
+  const { h, replace, keyed, part, always, keptBoard } = ctx.ui;
   latest = { root, view, ctx };
   const legal = view.legal || [];
   const moves = Object.fromEntries(legal.filter((t) => t.type === "set_behind").map((t) => [t.combatant, t]));
@@ -77,17 +76,7 @@ export function render(root, view, ctx) {
   // The board is kept between draws and only what changed is drawn again (ui.keyed): each side, row
   // and unit is keyed by everything it shows, so a phase redraws the units that fought, not the army.
   const movesKey = JSON.stringify([moves, picked]);
-  const always = (el) => ({ key: `drawn-${serial += 1}`, build: () => el });
-  // a part drawn again only when what it shows changes (key: its inputs as JSON); built lazily
-  const part = (name, inputs, build) => ({ key: `${name}|${JSON.stringify(inputs)}`, build });
-  let top = root.firstElementChild;
-  const newBoard = !top || top.__olRole !== ctx.role || top.__olBattle !== ctx.battleId;
-  if (newBoard) {
-    top = h("div", {});
-    top.__olRole = ctx.role;
-    top.__olBattle = ctx.battleId;
-    replace(root, top);
-  }
+  const [top, newBoard] = keptBoard(root, `${ctx.role}|${ctx.battleId}`);
   top.className = `ol ol-role-${ctx.role}`;
   Object.assign(top.dataset, { status: view.status, round: view.round, phase: view.next_phase || "" });
   keyed(top, [
