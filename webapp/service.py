@@ -48,6 +48,7 @@ from rules.core import clone, may_see
 from rules.core import event as make_event
 from rules.dice import mix_entropy
 from rules.fair import (
+    ENTROPY,
     clean_client_seed,
     command_dice,
     committed_event,
@@ -62,6 +63,7 @@ from rules.terrain import clean_blocked
 from .models import (
     DISPLAY_DEFAULTS,
     Battle,
+    BattleCommand,
     BattleEvent,
     BattleSnapshot,
     DisplayScreen,
@@ -950,7 +952,7 @@ class BattleService:
                     raise NotPermitted("that battle is not at your table")
                 if seen_version is not None:
                     return CommandResult(battle.id, battle.table_id, seen_version, seen_version - 1, [], duplicate=True)
-                if expected_v is not None and expected_v != battle.version:
+                if expected_v is not None and expected_v != battle.version and not self._moved_on_by_client_seeds(battle.id, expected_v, battle.version):
                     raise StaleVersion(
                         f"the battle has moved on (you saw version {expected_v}, it is now at {battle.version}); look again and retry",
                         battle.version,
@@ -963,6 +965,20 @@ class BattleService:
             self._remember_battle(result.battle)
         self._broadcast(result)
         return result
+
+    #: how many versions a command may be behind when only client seeds came in between (one per seat)
+    SEED_ONLY_GAP = 16
+
+    def _moved_on_by_client_seeds(self, battle_id: int, seen: int, current: int) -> bool:
+        """Whether every command since version ``seen`` only added a player's client seed. Those leave
+        the battle's state as it was, so a declaration made on ``seen`` still reads the same board: a
+        player's first tap is not refused because their own phone's seed landed just before it."""
+        if not 0 <= seen < current or current - seen > self.SEED_ONLY_GAP:
+            return False
+        with self.session() as s:
+            kinds = s.exec(select(BattleCommand.declaration).where(
+                BattleCommand.battle_id == battle_id, col(BattleCommand.version) > seen, col(BattleCommand.version) <= current)).all()
+        return len(kinds) == current - seen and all(isinstance(d, dict) and d.get("type") == ENTROPY for d in kinds)
 
     def _apply(
         self,

@@ -204,7 +204,7 @@ def test_battles_and_balances_attacks_and_the_gms_check_show_their_chances(brows
     errors: list[str] = []
     phone.on("pageerror", lambda e: errors.append(str(e)))
     try:
-        phone.wait_for_selector("body.my-turn", timeout=15_000)
+        phone.wait_for_selector("body.my-turn", timeout=30_000)
         attacks = phone.locator("[data-testid^=action-attack-], [data-testid^=action-shoot-]")
         chip = attacks.first.locator("[data-testid=odds-chip]")
         expect(chip).to_have_text(PERCENT, timeout=10_000)

@@ -51,6 +51,9 @@ def gm_steps_until_declarations(gm: Any, phone: Any) -> None:
         else:
             step = gm.locator("[data-testid=gm-steps] button").first
             testid = step.get_attribute("data-testid")
+            if testid == "gm-check_morale":  # no opening morale check: a fleeing orc would leave nobody to target
+                testid = "gm-skip-morale"
+                step = gm.locator(f"[data-testid=gm-steps] [data-testid={testid}]")
             step.click()
             go = gm.locator(f"[data-testid=gm-steps] [data-testid={testid}-go]")
             if go.count():

@@ -286,6 +286,33 @@ def test_client_seeds_from_phones_are_mixed_in(app: Any) -> None:
     assert reply["ok"] is False
 
 
+def test_a_declaration_made_before_a_client_seed_landed_is_not_stale(app: Any) -> None:
+    """A phone's client seed moves the version on but not the board: a tap made on the version just
+    before it (often the phone's own seed, sent as the battle started) is applied, while a tap behind
+    a real command is still refused as stale and changes nothing."""
+    duel = Table(app)
+    alice, bob, gm = duel.alice(), duel.bob(), duel.gm()
+    seen = duel.version
+    assert alice.emit("entropy", {"battle_id": duel.battle_id, "client_seed": "alice-phone-seed-42"}, callback=True)["ok"]
+    assert bob.emit("entropy", {"battle_id": duel.battle_id, "client_seed": "bob-phone-seed-00"}, callback=True)["ok"]
+    assert duel.version == seen + 2
+    ack = alice.emit("declare", {"battle_id": duel.battle_id, "expected_v": seen,
+                                 "declaration": {"type": "choose", "combatant": "jharek", "option": "attack"}}, callback=True)
+    assert ack["ok"], ack
+    assert duel.state["choices"]["jharek"] == "attack"
+    # behind a real command (Alice's choice): stale, nothing changes
+    version = duel.version
+    reply = bob.emit("declare", {"battle_id": duel.battle_id, "expected_v": seen,
+                                 "declaration": {"type": "choose", "combatant": "monster", "option": "press"}}, callback=True)
+    assert reply["ok"] is False and reply["code"] == "stale", reply
+    assert duel.version == version and duel.state["choices"]["monster"] is None
+    # a version from the future is stale too
+    reply = gm.emit("declare", {"battle_id": duel.battle_id, "expected_v": version + 5,
+                                "declaration": {"type": "choose", "combatant": "monster", "option": "press"}}, callback=True)
+    assert reply["ok"] is False and reply["code"] == "stale", reply
+    assert duel.version == version
+
+
 def test_a_restart_is_a_new_battle_with_a_new_commitment(app: Any) -> None:
     duel = Table(app)
     gm = duel.gm()

@@ -7,8 +7,10 @@ import * as odds from "../odds.js"; // odds before choosing, from the server (is
 const OPTION_ORDER = ["press", "attack", "defend", "run_away"];
 const ATTR_LABEL = { offence: "Offence", defence: "Defence", health: "Health" };
 let lastAnimatedTurn = null;
+let latest = null; // the latest draw's context (a kept button row asks its odds at the latest version)
 
 export function render(root, view, ctx) {
+  latest = ctx;
   // health-like bars from the shared kit (numbers as text, never colour alone)
   const kitBar = (current, max, text) => kit.healthBar(current, max, { label: text, text });
   const { h, replace } = ctx.ui;
@@ -22,18 +24,30 @@ export function render(root, view, ctx) {
   const fresh = !!last && lastAnimatedTurn !== `${view.turn}:${last.turn}`;
   if (last) lastAnimatedTurn = `${view.turn}:${last.turn}`;
 
-  replace(
-    root,
-    h(
-      "div",
-      { class: "pb", dataset: { status: view.status || "" } },
-      header(),
-      h("div", { class: "pb-duel" }, order.map((cid) => card(cid))),
-      actions(),
-      mineStrip(),
-      lastTurn(),
-    ),
-  );
+  // the board is kept between updates and each part drawn again only when what it shows changes:
+  // the option buttons stay the same elements while the player's thumb is on them (a client seed or
+  // an odds answer landing mid-tap no longer swaps the button under it)
+  const [board, newBoard] = ctx.ui.keptBoard(root, `pb|${ctx.role}`);
+  board.className = "pb";
+  board.dataset.status = view.status || "";
+  const { part } = ctx.ui;
+  const chosen = order.map((cid) => cs[cid] && [cid, cs[cid].has_chosen, cs[cid].choice || null, cs[cid].controller]);
+  const actionsItem = part("actions", [view.status, view.turn, view.legal || [], chosen], actions);
+  actionsItem.update = (el) => {
+    for (const b of el.querySelectorAll(".pb-sending")) b.classList.remove("pb-sending");
+    for (const row of el.querySelectorAll(".pb-options")) {
+      const folded = row.lazyOdds && !(row.closest("details") || {}).open;
+      if (row.loadOdds && !folded) row.loadOdds();
+    }
+  };
+  ctx.ui.keyed(board, [
+    part("header", [view.status, view.outcome || null, view.waiting_for || [], view.turn, view.escape_possible], header),
+    part("duel", [view.status, order, cs, labels], () => h("div", { class: "pb-duel" }, order.map((cid) => card(cid)))),
+    actionsItem,
+    part("mine", [order, cs], mineStrip),
+    part("last", [view.turn, last || null], lastTurn),
+  ]);
+  if (!newBoard && ctx.regionsChanged) ctx.regionsChanged(); // the page moves the parts due now to the top
 
   function header() {
     if (view.status === "ended" && view.outcome) {
@@ -166,7 +180,10 @@ export function render(root, view, ctx) {
     // the odds of each option (averaged over the foe's options) on its button, the table a tap away
     // (lazy: the GM's folded "choose for a player" asks only once unfolded)
     const slot = h("div", { class: "odds-slot", dataset: { testid: "odds-slot" } });
-    const load = () => odds.withOdds(ctx, { type: "choose", combatant: cid }, (answer) => {
+    const load = () => odds.withOdds(latest, { type: "choose", combatant: cid }, (answer) => {
+      const same = JSON.stringify(answer);
+      if (row.oddsDrawn === same) return; // the same figures for a newer version: an open table stays open
+      row.oddsDrawn = same;
       for (const choice of answer.choices || []) {
         const button = row.querySelector(`[data-option="${choice.option}"]`);
         if (button) odds.decorate(button, choice, choice.option === "run_away"
@@ -175,8 +192,9 @@ export function render(root, view, ctx) {
       }
       replace(slot, odds.disclosure(answer, { summary: "Odds of each option, per foe's choice", id: `pb-${cid}` }));
     }, () => row.isConnected);
-    if (lazy) row.loadOdds = load;
-    else load();
+    row.loadOdds = load; // asked again for each newer version while the row is kept (see the actions part)
+    row.lazyOdds = lazy;
+    if (!lazy) load();
     return [row, slot];
   }
 
@@ -225,7 +243,7 @@ export function render(root, view, ctx) {
           if (c.controller === "gm") return h("div", { class: "pb-choose-block" }, block);
           return h(
             "details",
-            { class: "pb-choose-block pb-override", ontoggle: (ev) => { if (ev.currentTarget.open && buttons[0].loadOdds) buttons[0].loadOdds(); } },
+            { class: "pb-choose-block pb-override", ontoggle: (ev) => { if (ev.currentTarget.open) buttons[0].loadOdds(); } },
             h("summary", {}, `Choose for ${c.name} (played by ${controllerText(c)})`),
             block.slice(1),
           );
