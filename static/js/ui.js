@@ -138,6 +138,21 @@ export function keptBoard(root, owner) {
   return [board, true];
 }
 
+const keptElements = new Map();
+
+/**
+ * The same element for `name` while `owner` (e.g. role and battle) is unchanged, a new one from
+ * `build()` otherwise: a module that draws its board afresh keeps its grid's box this way, so the
+ * grid updates its tokens in place and a phone's pinch-zoom survives the next update.
+ */
+export function keptElement(name, owner, build) {
+  const kept = keptElements.get(name);
+  if (kept && kept.owner === owner) return kept.el;
+  const el = build();
+  keptElements.set(name, { owner, el });
+  return el;
+}
+
 /** A health-like bar: current of max. */
 export function bar(current, max, label = "") {
   const pct = max > 0 ? Math.max(0, Math.min(100, (100 * current) / max)) : 0;

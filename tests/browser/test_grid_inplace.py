@@ -205,3 +205,51 @@ def test_render_grid_keeps_nodes_and_calls_the_latest_callbacks(browser: Any, li
         assert not errors, errors
     finally:
         gm_ctx.close()
+
+
+MARK_CONSOLE = """() => {
+  const q = (sel) => document.querySelector(sel);
+  window.__kept = { svg: q('[data-testid=battle] svg'), token: q('[data-testid=battle] [data-testid=token-c2]') };
+  window.__kept.svg.__zoomMark = true;
+  return window.__kept.token.getAttribute('transform');
+}"""
+
+CHECK_CONSOLE = """() => {
+  const q = (sel) => document.querySelector(sel);
+  const k = window.__kept;
+  return {
+    svg: k.svg === q('[data-testid=battle] svg') && k.svg.__zoomMark === true,
+    token: k.token === q('[data-testid=battle] [data-testid=token-c2]'),
+    transform: q('[data-testid=battle] [data-testid=token-c2]').getAttribute('transform'),
+  };
+}"""
+
+
+@pytest.mark.parametrize("system", ["adnd", "battles-and-balances"])
+def test_a_console_that_draws_its_board_afresh_keeps_its_grid(browser: Any, live_server: LiveServer, system: str) -> None:
+    """AD&D and Battles&Balances draw their boards afresh on each update but keep the grid's box:
+    the grid moves the token that moved and keeps its svg (and with it a phone's pinch-zoom)."""
+    from tests.browser.test_display import gm_declares, prepare
+
+    slug, gm_token = prepare(live_server, system)
+    gm_ctx = browser.new_context(viewport={"width": 1400, "height": 900})
+    helper_ctx = browser.new_context()
+    errors: list[str] = []
+    try:
+        gm, helper = gm_ctx.new_page(), helper_ctx.new_page()
+        gm.on("pageerror", lambda e: errors.append(str(e)))
+        gm.goto(f"{live_server.url}/t/{slug}/gm?key={gm_token}")
+        gm.wait_for_selector("[data-testid=battle] [data-testid=token-c2]")
+        gm.wait_for_timeout(300)
+        before = gm.evaluate(MARK_CONSOLE)
+        version = gm.get_attribute("[data-testid=battle]", "data-version")
+        move = {"type": "place" if system == "battles-and-balances" else "move", "combatant": "c2", "x": 0, "y": 0}
+        gm_declares(helper, live_server, slug, gm_token, move)
+        gm.wait_for_selector(f"[data-testid=battle]:not([data-version='{version}'])", state="attached")
+        gm.wait_for_selector(f"[data-testid=battle] [data-testid=token-c2]:not([transform='{before}'])", state="attached")
+        kept = gm.evaluate(CHECK_CONSOLE)
+        assert kept["svg"] and kept["token"], f"{system}: the console redrew its grid instead of keeping it: {kept}"
+        assert not errors, errors
+    finally:
+        gm_ctx.close()
+        helper_ctx.close()

@@ -50,7 +50,8 @@ export function render(root, view, ctx) {
     draftFor = declareTemplates.length ? declareTemplates[0].combatant : null;
   }
 
-  const gridBox = h("div", { class: "ad-grid", dataset: { testid: "ad-grid" } });
+  // the grid's box is kept while the role and battle are the same: tokens update in place, zoom stays
+  const gridBox = ctx.ui.keptElement("ad-grid", `${ctx.role}|${ctx.battleId}`, () => h("div", { class: "ad-grid", dataset: { testid: "ad-grid" } }));
   replace(root, h("div", { class: `ad ad-role-${ctx.role}`, dataset: { phase: view.phase || "" } },
     banner(),
     h("div", { class: "ad-main" },

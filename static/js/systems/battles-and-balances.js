@@ -29,7 +29,8 @@ export function render(root, view, ctx) {
     selected = (mine && mine.id) || view.actor || null;
   }
 
-  const gridBox = h("div", { class: "bb-grid", dataset: { testid: "bb-grid" } });
+  // the grid's box is kept while the role and battle are the same: tokens update in place, zoom stays
+  const gridBox = ctx.ui.keptElement("bb-grid", `${ctx.role}|${ctx.battleId}`, () => h("div", { class: "bb-grid", dataset: { testid: "bb-grid" } }));
   replace(
     root,
     h(
