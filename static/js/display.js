@@ -239,10 +239,20 @@ function renderCue() {
   }
   const seatName = ctxFor(false).seatName(cue.seat);
   const nowText = cue.now ? `Now: ${cue.now}${seatName ? ` (${seatName})` : ""}` : (cue.headline || (view ? "" : "Waiting for the battle…"));
+  if (same(els.cue, [nowText, cue.detail || ""])) return; // unchanged: nothing to lay out again
   els.cue.dataset.active = cue.now ? "true" : "false";
   els.cue.dataset.long = nowText.length > 34 ? "true" : "false";
   replace(els.cue, nowText ? h("span", { class: "d-now" }, nowText) : null);
   replace(els.phase, cue.detail || "");
+}
+
+// Whether `el` already shows what `shown` describes (remembered on it); a part around the board is
+// drawn again only when its words change, so most updates lay out the board alone.
+function same(el, shown) {
+  const key = JSON.stringify(shown);
+  if (el.__shown === key) return true;
+  el.__shown = key;
+  return false;
 }
 
 // Dice worth showing on the TV: real dice (up to a d100), not the huge draws a mass battle records
@@ -270,6 +280,7 @@ function renderResult() {
     words = last ? last.text : null;
   }
   els.result.dataset.testid = "last-result-words";
+  if (same(els.result, words)) return;
   replace(els.result, words ? h("p", { class: "d-result-text" }, words) : h("p", { class: "d-muted" }, "No result yet"));
 }
 
@@ -291,6 +302,7 @@ function renderDice() {
 function renderLog() {
   if (!battle) return;
   const lines = battle.events.filter((e) => e.text).slice(mode === "watch" ? -8 : -3).reverse();
+  if (same(els.log, lines.map((e) => [e.v, e.type || "", e.text]))) return;
   replace(els.log, lines.map((e, i) => h("li", { class: i === 0 ? "d-log-latest" : "", dataset: { type: e.type || "", v: e.v } }, e.text)));
 }
 
