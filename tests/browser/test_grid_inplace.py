@@ -253,3 +253,43 @@ def test_a_console_that_draws_its_board_afresh_keeps_its_grid(browser: Any, live
     finally:
         gm_ctx.close()
         helper_ctx.close()
+
+
+SURRENDERED = """async () => {
+  const base = document.body.dataset.static || '/static/';
+  const [mod, grid, kit, ui] = await Promise.all(['display/adnd.js', 'grid.js', 'kit.js', 'ui.js'].map((f) => import(`${base}js/${f}`)));
+  const root = document.createElement('div');
+  root.dataset.testid = 'unit-board';
+  root.style.cssText = 'position:fixed;left:0;top:0;width:800px;height:600px;z-index:99999;background:#000';
+  document.body.append(root);
+  const who = (id, x, condition) => ({ id, x, y: 2, name: `Orc ${id}`, side: 'B', condition, status: condition, hp: 5, hp_max: 5 });
+  const view = { status: 'active', grid: { width: 8, height: 6 }, declarations: [], charges: {},
+                 combatants: [who('a', 1, 'ok'), who('b', 3, 'surrendered')] };
+  mod.render(root, view, { grid, kit, ui, table: {}, mode: 'display', box: { width: 800, height: 600 } });
+  const body = (id) => getComputedStyle(root.querySelector(`[data-testid=token][data-combatant=${id}] .token-body`));
+  const token = (id) => root.querySelector(`[data-testid=token][data-combatant=${id}]`);
+  return {
+    cls: token('b').getAttribute('class'), dash: body('b').strokeDasharray, plainDash: body('a').strokeDasharray,
+    opacity: getComputedStyle(token('b')).opacity, plainOpacity: getComputedStyle(token('a')).opacity,
+  };
+}"""
+
+
+def test_a_surrendered_adnd_combatant_looks_out_of_the_fight_on_the_tv(browser: Any, live_server: LiveServer) -> None:
+    """The AD&D display draws a surrendered combatant's token faded with a dashed rim (not like a
+    fighting one), from the display's own module and style sheet."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    errors: list[str] = []
+    try:
+        page = context.new_page()
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        create_table(page, live_server, "Surrender", "adnd")
+        page.goto(page.get_attribute("[data-testid=watch-link]", "href").replace("/watch", "/display"))
+        page.wait_for_selector("[data-testid=connection-status][data-state=live]")
+        r = page.evaluate(SURRENDERED)
+        assert "surrendered" in r["cls"], r
+        assert r["dash"] not in ("none", "") and r["plainDash"] in ("none", ""), r
+        assert float(r["opacity"]) < 1 and float(r["plainOpacity"]) == 1, r
+        assert not errors, errors
+    finally:
+        context.close()

@@ -24,7 +24,7 @@ export function render(root, view, ctx) {
       title: `${c.name}: ${c.status}`,
       active: clockOf === c.id,
       dead: c.condition === "dead",
-      cls: c.condition === "surrendered" ? "ad-surrendered" : c.condition === "down" ? "ad-down" : "",
+      cls: c.condition === "surrendered" ? "surrendered" : "",
     })),
     paths,
   });

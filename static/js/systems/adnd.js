@@ -158,7 +158,7 @@ export function render(root, view, ctx) {
     }
     const tokens = list.filter((c) => c.condition !== "fled").map((c) => ({
       id: c.id, x: c.x, y: c.y, label: initials(c.name), name: c.name, side: c.side,
-      cls: `${c.mine ? "mine" : ""} ${c.condition === "down" ? "ad-down" : ""} ${c.condition === "surrendered" ? "ad-surrendered" : ""}`,
+      cls: `${c.mine ? "mine" : ""} ${c.condition === "down" ? "ad-down" : ""} ${c.condition === "surrendered" ? "surrendered" : ""}`,
       title: `${c.name}: ${c.status}${c.hp != null ? `, ${c.hp}/${c.hp_max} hp` : ""}`,
       badge: c.hp != null ? c.hp : null,
       hp: c.hp != null ? { current: Math.max(0, c.hp), max: c.hp_max } : null,
