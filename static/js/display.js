@@ -297,6 +297,11 @@ function renderDice() {
   els.dice.dataset.count = many > 8 ? "many" : "few";
   // the last rolls of the update (on the TV at most four: they must read from the sofa)
   replace(els.dice, kit.dice(rolls.slice(-4), { fresh, max: 4 }));
+  if (mode !== "display") return;
+  // on the TV the tray has a fixed height: the oldest rolls go until the rest fit (a row cut in half
+  // reads badly from the sofa); measured once per new roll, not on every update
+  const tray = els.dice.firstElementChild;
+  while (tray && tray.childElementCount > 1 && els.dice.scrollHeight > els.dice.clientHeight + 1) tray.firstElementChild.remove();
 }
 
 function renderLog() {
