@@ -27,7 +27,7 @@ export function render(root, view, ctx) {
   // the board is kept between updates and each part drawn again only when what it shows changes:
   // the option buttons stay the same elements while the player's thumb is on them (a client seed or
   // an odds answer landing mid-tap no longer swaps the button under it)
-  const [board, newBoard] = ctx.ui.keptBoard(root, `pb|${ctx.role}`);
+  const [board, newBoard] = ctx.ui.keptBoard(root, `pb|${ctx.role}|${ctx.battleId}`); // a new battle, a new board
   board.className = "pb";
   board.dataset.status = view.status || "";
   const { part } = ctx.ui;
