@@ -131,6 +131,12 @@ export function renderSetup(root, table, ctx) {
     },
     () => { editing = null; redraw(); });
 
+  // what the GM has typed in the open form outlives the redraw an update brings (a player joining, a
+  // lineup echo): the same form is built again with the typed values and the focus put back
+  const before = root.querySelector("form.stat-form[data-testid=stat-form]");
+  if (form && before && before.__editing === editing) keepTyped(before, form);
+  if (form) form.__editing = editing;
+
   const state = ctx.conn ? ctx.conn.state : {};
   const running = !!(state && state.view && state.status !== "ended");
   const canStart = lineup.length >= (table.forms ? table.forms.min_combatants : 2);
@@ -217,6 +223,18 @@ function groupFields(fields) {
     groups.get(key).push(f);
   }
   return groups;
+}
+
+function keepTyped(from, to) {
+  const focused = from.contains(document.activeElement) ? document.activeElement.name : null;
+  for (const old of from.elements) {
+    if (!old.name) continue;
+    const now = to.elements.namedItem(old.name);
+    if (!now || now.type !== old.type) continue;
+    if (old.type === "checkbox") now.checked = old.checked;
+    else now.value = old.value;
+  }
+  if (focused) queueMicrotask(() => { const el = to.elements.namedItem(focused); if (el && el.focus) el.focus(); });
 }
 
 function statForm(fields, table, initial, onSave, onCancel) {

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import LiveServer, create_table
+from tests.browser.conftest import LiveServer, SocketSpy, create_table
 
 pytestmark = pytest.mark.browser
 
@@ -124,3 +124,34 @@ def test_notes_and_options_from_their_panels(browser: Any, live_server: LiveServ
         gm.screenshot(path=str(shots / "gm-phone-notes.png"), full_page=True)
     finally:
         context.close()
+
+
+def test_what_the_gm_types_in_the_combatant_form_survives_a_player_joining(browser: Any, live_server: LiveServer) -> None:
+    """A table update (here a player joining) redraws the lineup panel; the combatant form the GM is
+    filling in keeps what was typed and the focus, and saves it."""
+    from tests.browser.test_duel import PHONE, join_as
+
+    gm_ctx, phone_ctx = browser.new_context(viewport={"width": 1280, "height": 800}), browser.new_context(**PHONE)
+    try:
+        gm, phone = gm_ctx.new_page(), phone_ctx.new_page()
+        spy = SocketSpy(gm)
+        create_table(gm, live_server, "Typing", "eclipse-phase")
+        gm.select_option("[data-testid=preset]", label="Jinx")
+        gm.fill("[data-testid=stat-form] input[name=x]", "7")
+        gm.fill("[data-testid=stat-form] input[name=y]", "3")
+        gm.fill("[data-testid=stat-name]", "Jinx the typed")
+        join_as(phone, gm, "Alice")  # the GM's page gets the table with the new seat and redraws
+        for _ in range(100):
+            if '"Alice"' in spy.text():
+                break
+            gm.wait_for_timeout(100)
+        assert '"Alice"' in spy.text(), "the GM's page never got the table with the new seat"
+        gm.wait_for_timeout(300)  # and drew it
+        expect(gm.locator("[data-testid=stat-form] input[name=x]")).to_have_value("7")
+        expect(gm.locator("[data-testid=stat-form] input[name=y]")).to_have_value("3")
+        expect(gm.locator("[data-testid=stat-name]")).to_have_value("Jinx the typed")
+        gm.click("[data-testid=stat-save]")
+        gm.wait_for_selector("[data-testid=lineup] >> text=Jinx the typed")
+    finally:
+        gm_ctx.close()
+        phone_ctx.close()
