@@ -140,15 +140,21 @@ UNIT = """async () => {
 }"""
 
 
+def open_new_tables_display(page: Any, server: LiveServer, name: str, system: str) -> None:
+    """A new table of ``system`` (made on its GM page), then its table display, live: a page that has
+    the display's modules to import and call directly."""
+    create_table(page, server, name, system)
+    page.goto(page.get_attribute("[data-testid=watch-link]", "href").replace("/watch", "/display"))
+    page.wait_for_selector("[data-testid=connection-status][data-state=live]")
+
+
 def test_render_grid_keeps_nodes_and_calls_the_latest_callbacks(browser: Any, live_server: LiveServer) -> None:
     gm_ctx = browser.new_context(viewport={"width": 1280, "height": 800})
     errors: list[str] = []
     try:
         page = gm_ctx.new_page()
         page.on("pageerror", lambda e: errors.append(str(e)))
-        create_table(page, live_server, "Unit", "eclipse-phase")
-        page.goto(page.get_attribute("[data-testid=watch-link]", "href").replace("/watch", "/display"))
-        page.wait_for_selector("[data-testid=connection-status][data-state=live]")
+        open_new_tables_display(page, live_server, "Unit", "eclipse-phase")
         r = page.evaluate(UNIT)
         assert r["sameSvg"] and r["sameLines"] and r["sameBlocked"], r
         assert r["sameA"] and r["sameB"], r
@@ -277,15 +283,13 @@ SURRENDERED = """async () => {
 
 def test_a_surrendered_adnd_combatant_looks_out_of_the_fight_on_the_tv(browser: Any, live_server: LiveServer) -> None:
     """The AD&D display draws a surrendered combatant's token faded with a dashed rim (not like a
-    fighting one), from the display's own module and style sheet."""
+    fighting one), from the display's own module and the shared kit's style sheet."""
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     errors: list[str] = []
     try:
         page = context.new_page()
         page.on("pageerror", lambda e: errors.append(str(e)))
-        create_table(page, live_server, "Surrender", "adnd")
-        page.goto(page.get_attribute("[data-testid=watch-link]", "href").replace("/watch", "/display"))
-        page.wait_for_selector("[data-testid=connection-status][data-state=live]")
+        open_new_tables_display(page, live_server, "Surrender", "adnd")
         r = page.evaluate(SURRENDERED)
         assert "surrendered" in r["cls"], r
         assert r["dash"] not in ("none", "") and r["plainDash"] in ("none", ""), r
