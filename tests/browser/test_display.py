@@ -280,6 +280,31 @@ def gm_declares(helper: Any, server: LiveServer, slug: str, gm_token: str, *decl
     assert all(ack and ack.get("ok") for ack in acks), acks
 
 
+TILE_PIXELS = """(id) => {
+  const tile = document.querySelector(`[data-testid=unit-${id}]`);
+  const canvas = tile.closest('.old-side').querySelector('canvas.old-canvas');
+  const t = tile.getBoundingClientRect(), c = canvas.getBoundingClientRect();
+  const k = canvas.width / c.width;
+  const data = canvas.getContext('2d').getImageData(Math.round((t.left - c.left) * k), Math.round((t.top - c.top) * k),
+    Math.max(1, Math.round(t.width * k)), Math.max(1, Math.round(t.height * k))).data;
+  let red = 0, block = 0, white = 0;
+  for (let i = 0; i < data.length; i += 4) {
+    const [r, g, b, a] = [data[i], data[i + 1], data[i + 2], data[i + 3]];
+    if (a < 250) continue;
+    if (Math.abs(r - 0xc0) < 8 && Math.abs(g - 0x39) < 8 && Math.abs(b - 0x2b) < 8) red++;
+    else if (r > 240 && g > 240 && b > 240) white++;
+    else block++;
+  }
+  return {red, block, white};
+}"""
+
+
+def olympia_tile_pixels(page: Any, unit: str) -> dict[str, int]:
+    """What the Olympia display's canvas shows in a unit's tile: pixels of the red of its losses, of
+    its block (any other opaque colour) and of its number of men (white)."""
+    return page.evaluate(TILE_PIXELS, unit)
+
+
 def test_the_display_animates_what_happens(browser: Any, live_server: LiveServer, shots: Path) -> None:
     helper_context = browser.new_context()
     helper = helper_context.new_page()
@@ -289,9 +314,13 @@ def test_the_display_animates_what_happens(browser: Any, live_server: LiveServer
         page.wait_for_selector("[data-testid=board] [data-testid^=unit-]")
         men_before = int(page.get_attribute("[data-testid=unit-c1]", "data-men") or 0)
         gm_declares(helper, live_server, slug, gm_token, {"type": "begin"}, {"type": "step", "by": "phase"})
-        # the missile phase: the lord's unit loses men, the loss falls off its block, the result is in words
-        page.wait_for_selector("[data-testid=unit-c1] .old-loss")
+        # the missile phase: the lord's unit loses men, the part that fell shows red round its block,
+        # the side's strength bar falls, the result is in words
+        page.wait_for_selector("[data-testid=unit-c1]:not([data-lost='0'])")
         assert int(page.get_attribute("[data-testid=unit-c1]", "data-men") or 0) < men_before
+        drawn = olympia_tile_pixels(page, "c1")
+        assert drawn["red"] > 50 and drawn["block"] > 50, f"the lord's block and its losses are not drawn: {drawn}"
+        assert "fell" in (page.get_attribute("[data-testid=unit-c1]", "aria-label") or "")
         assert re.search(r"missile attacks: side A loses \d", page.inner_text("[data-testid=last-result-words]"))
         assert "melee phase next" in page.inner_text("[data-testid=phase]")
         page.wait_for_timeout(500)

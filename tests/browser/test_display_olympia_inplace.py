@@ -1,6 +1,7 @@
-"""The Olympia table display updates its board in place: a unit's block is the same element after an
-update (its numbers rewritten, not the board redrawn), a unit that lost men shows its "−N" badge, and
-the badge is gone again after an update in which the unit lost no one."""
+"""The Olympia table display updates its board in place: a unit's tile is the same element after an
+update (its numbers drawn again on the canvas under it, not the board rebuilt), and a unit that lost
+men shows it: its data-lost and its accessible name say how many, and the canvas draws the red of the
+part that fell round its block."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.browser.conftest import LiveServer
-from tests.browser.test_display import gm_declares, open_display, prepare
+from tests.browser.test_display import gm_declares, olympia_tile_pixels, open_display, prepare
 
 pytestmark = pytest.mark.browser
 
@@ -23,27 +24,33 @@ def test_the_olympia_display_keeps_its_unit_blocks_across_updates(browser: Any, 
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     try:
         page.wait_for_selector("[data-testid=board] [data-testid=unit-c1]")
-        men_text = page.inner_text("[data-testid=unit-c1] .old-unit-men")
+        men_before = int(page.get_attribute("[data-testid=unit-c1]", "data-men") or 0)
+        page.wait_for_function("() => document.querySelector('canvas.old-canvas').width > 0")
+        before = olympia_tile_pixels(page, "c1")
+        assert before["red"] == 0 and before["block"] > 100 and before["white"] > 20, f"the block and its number are not drawn: {before}"
         # mark the block, the board's skeleton and the strength bar: a redraw would make new elements
         page.evaluate("""() => {
           document.querySelector('[data-testid=unit-c1]').__kept = true;
           document.querySelector('[data-testid=board] .old').__kept = true;
           document.querySelector('[data-testid=strength-A]').__kept = true;
         }""")
-        assert page.locator("[data-testid=unit-c1] .old-loss").count() == 0
+        assert page.get_attribute("[data-testid=unit-c1]", "data-lost") == "0"
 
         gm_declares(helper, live_server, slug, gm_token, {"type": "begin"}, {"type": "step", "by": "phase"})
-        page.wait_for_selector("[data-testid=unit-c1] .old-loss")
+        page.wait_for_selector("[data-testid=unit-c1]:not([data-lost='0'])")
         kept = page.evaluate("""() => [
           document.querySelector('[data-testid=unit-c1]').__kept === true,
           document.querySelector('[data-testid=board] .old').__kept === true,
           document.querySelector('[data-testid=strength-A]').__kept === true,
         ]""")
         assert kept == [True, True, True], f"redrawn instead of updated: {kept}"
-        assert page.inner_text("[data-testid=unit-c1] .old-unit-men") != men_text
-        badge = page.inner_text("[data-testid=unit-c1] .old-loss")
-        assert badge.startswith("−") and int(badge[1:].replace(",", "")) > 0, badge
-        assert "has-losses" in (page.get_attribute("[data-testid=unit-c1]", "class") or "")
+        men_after = int(page.get_attribute("[data-testid=unit-c1]", "data-men") or 0)
+        lost = int(page.get_attribute("[data-testid=unit-c1]", "data-lost") or 0)
+        assert lost > 0 and men_after == men_before - lost, (men_before, men_after, lost)
+        label = page.get_attribute("[data-testid=unit-c1]", "aria-label") or ""
+        assert f"{men_after:,} men" in label and f"{lost:,} fell" in label, label
+        after = olympia_tile_pixels(page, "c1")
+        assert after["red"] > 50, f"the part that fell is not drawn red: {after}"
         # the strength bar's text follows the side's strength
         assert page.inner_text("[data-testid=strength-A]").startswith("Strength ")
 

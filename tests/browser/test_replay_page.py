@@ -119,8 +119,8 @@ def at(page: Any) -> tuple[int, int]:
 
 BOARD_TEXT = """() => {
   const board = document.querySelector('[data-testid=board]').cloneNode(true);
-  board.querySelectorAll('.old-loss').forEach((el) => el.remove());  // "-12": against the step drawn before
-  const marks = [...board.querySelectorAll('[data-men], [data-chosen], [data-state]')].map((el) => JSON.stringify(el.dataset));
+  // (an Olympia unit's losses are against the step drawn before, which depends on the way one came)
+  const marks = [...board.querySelectorAll('[data-men], [data-chosen], [data-state]')].map((el) => { const d = {...el.dataset}; delete d.lost; return JSON.stringify(d); });
   return board.textContent.replace(/\\s+/g, ' ') + marks.join('');
 }"""
 

@@ -1,34 +1,37 @@
 // Olympia on the table display: the two armies face each other, each as its front row (nearest the
 // middle) and back rows of unit blocks whose size follows the men they hold; each side's strength
-// against its break line as a bar; casualties fall off a block as a phase resolves and a broken side
-// is marked and shaken.
+// against its break line as a bar; a phase's casualties shrink the blocks that lost men (the part
+// that fell shows red), and a broken side is marked and shaken.
 //
-// The board is built once (per page, per set of sides) and then updated in place: an update writes
-// only what changed (a number, a class, a block's flex-grow), so the TV restyles, relays out and
-// repaints the few blocks that lost men, not the whole 1920×1080 stage. Unit blocks are kept by side
-// and id and only moved when the rows really change (a unit moved up a row, another lineup).
+// Every unit of both armies is on the screen: each row is a grid of equal tiles, as many columns as
+// fit its units. A tile is plain DOM that hardly changes during a battle (its border, the unit's
+// name, its state when it routs or flees); what changes at every phase is drawn on two canvases
+// under the tiles: the unit's block, scaled to its men against the largest unit on the board, with
+// its number of men, and around it in red the part that fell in the last phase, while the side's
+// strength bar falls (an animation of the compositor's). So an update lays out and repaints no tile,
+// only the words around the board: the TV keeps up with a battle of 30 units a side. (In a browser a
+// changed text costs a layout of its own; on a canvas it is one drawing call.) Nothing else moves:
+// on a TV's laptop every animated pixel is drawn again at every frame.
+// The tiles' places are measured once when the rows are laid out (a new battle, a unit moved up a
+// row) or the board changes size, never on an ordinary update. Each tile carries the unit's numbers
+// for assistive technology and tests (aria-label; data-men, data-lost, data-state).
 import { joinParts } from "./common.js";
 
 const PHASES = { volley: "opening volley", special: "special attacks", missile: "missile phase", melee: "melee phase" };
+const GAP = 8; // px between tiles (as in display.css)
+const TILE_MAX = 190; // px: the tallest a tile grows when a row has few units
+const BASE = "#14171f"; // a tile's ground (as in display.css)
+const LOSS = "#c0392b"; // the part of a block that fell
 let previousMen = {}; // unit id -> men in the last view drawn
 let previousBroken = {};
-let board = null; // the skeleton drawn last: {el, sidesKey, sides: Map(side id -> parts), units: Map(side:id -> parts), observer}
+let board = null; // the skeleton drawn last: {el, sidesKey, sides: Map(side id -> parts), units: Map(side:id -> parts), memo}
 let lastBattle = null; // ctx.battleId when the page passes it
 let lastVersion = null;
 
 const still = typeof matchMedia === "function" ? matchMedia("(prefers-reduced-motion: reduce)") : null;
-const partsOf = new WeakMap(); // a unit's block -> its parts (for the observer)
-// what a unit's losses do: the "−N" drops in and falls, the block's rim flashes twice (transform and
-// opacity only: the compositor plays them)
-const FALL = [
-  { transform: "translateY(-10px) scale(1.4)", opacity: 0, easing: "ease-out" },
-  { offset: 0.15, transform: "none", opacity: 1, easing: "ease-out" },
-  { transform: "translateY(30px)", opacity: 0.85 },
-];
-const FLASH = [{ opacity: 0, easing: "ease" }, { offset: 0.5, opacity: 1, easing: "ease" }, { opacity: 0 }];
-
-const numbers = new Intl.NumberFormat("en-GB"); // one formatter (toLocaleString builds one per call)
-const fmt = (n) => (typeof n === "number" ? numbers.format(n) : String(n));
+// 1234567 -> "1,234,567" (as Intl's en-GB format writes whole numbers, at a fraction of its cost:
+// a board of 60 units formats a few hundred numbers an update)
+const fmt = (n) => (Number.isInteger(n) ? String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",") : String(n));
 
 // Writers that touch the DOM only when the value differs from the one written last (kept in `memo`,
 // never read back from the DOM: a read after a write would force a layout).
@@ -65,6 +68,11 @@ function setAttr(memo, el, name, value) {
   memo[`=${name}`] = text;
   el.setAttribute(name, text);
 }
+function setStyle(memo, el, prop, value) {
+  if (memo[`:${prop}`] === value) return;
+  memo[`:${prop}`] = value;
+  el.style.setProperty(prop, value);
+}
 
 export function render(root, view, ctx) {
   const sideIds = Object.keys(view.sides || {}).sort();
@@ -87,8 +95,11 @@ export function render(root, view, ctx) {
   setData(board.memo, board.el, "status", view.status || "");
   setData(board.memo, board.el, "round", view.round || 0);
 
-  let maxMen = 1;
+  // blocks are scaled against the largest unit the battle began with (units only lose men once it
+  // is fought), so a block shrinks as its unit falls, the largest one too
+  let maxMen = newBattle || view.status === "setup" || !board.maxMen ? 1 : board.maxMen;
   for (const sid of sideIds) for (const row of view.sides[sid].rows || []) for (const u of row.units || []) if ((u.men || 0) > maxMen) maxMen = u.men || 0;
+  board.maxMen = maxMen;
 
   const men = {};
   const broken = {};
@@ -110,102 +121,251 @@ export function render(root, view, ctx) {
         seen.add(key);
         men[u.id] = u.men;
         const before = previousMen[u.id];
-        updateUnit(board.units.get(key), u, before !== undefined && u.men < before ? before - u.men : 0, maxMen, ctx);
+        updateUnit(board.units.get(key), u, before !== undefined && u.men < before ? before - u.men : 0, maxMen);
       }
     }
   }
-  for (const [key, parts] of board.units) { // units gone from the rows (already out of the DOM)
-    if (seen.has(key)) continue;
-    if (board.observer) board.observer.unobserve(parts.el);
-    board.units.delete(key);
-  }
+  for (const key of [...board.units.keys()]) if (!seen.has(key)) board.units.delete(key); // gone with their rows
   previousMen = men;
   previousBroken = broken;
+
+  // the canvases: measured again when the rows or the screen changed, then drawn
+  const screen = `${window.innerWidth}x${window.innerHeight}@${window.devicePixelRatio || 1}`;
+  if (board.screen !== screen) { board.screen = screen; for (const panel of board.sides.values()) panel.measured = false; }
+  const unmeasured = [...board.sides.values()].filter((panel) => !panel.measured);
+  if (unmeasured.length) measure(unmeasured, ctx.mode === "display");
+  draw(unmeasured.length > 0);
 }
 
 // --- the skeleton ------------------------------------------------------------------------------
 function build(root, sideIds, ctx) {
   const { h, replace } = ctx.ui;
   const { kit } = ctx;
-  if (board && board.observer) board.observer.disconnect();
-  const next = { el: null, sidesKey: sideIds.join(","), sides: new Map(), units: new Map(), memo: {}, observer: null };
-  // On the TV a long row runs past the board's edge: the blocks it cuts off are marked is-off and
-  // their insides are not drawn (content-visibility: hidden), so their numbers cost no layout, and
-  // their size and losses are not written. The observer reports after a frame, without forcing a
-  // layout. (A row that runs over gives every block its 140 px floor, whatever its flex-grow: the
-  // ones not written are written when they come into view.)
-  if (ctx.mode === "display" && typeof IntersectionObserver === "function") {
-    next.observer = new IntersectionObserver((entries) => {
-      for (const e of entries) {
-        const parts = partsOf.get(e.target);
-        if (!parts) continue;
-        parts.off = !e.isIntersecting;
-        e.target.classList.toggle("is-off", parts.off);
-        if (!parts.off) writeGrow(parts);
-      }
-    }, { root });
-  }
+  if (board && board.resize) board.resize.disconnect();
+  const next = { el: null, sidesKey: sideIds.join(","), sides: new Map(), units: new Map(), memo: {}, screen: null, resize: null, frame: null };
   const panels = sideIds.map((sid, i) => {
     const name = document.createTextNode("");
     const brokenTag = h("span", { class: "old-broken-tag", hidden: true });
     const structure = h("div", { class: "old-structure", hidden: true });
-    const rowsEl = h("div", { class: "old-rows" });
+    const rowsEl = h("div", { class: "old-rows", role: "list", "aria-label": `the units of side ${sid}` });
+    const canvas = h("canvas", { class: "old-canvas", "aria-hidden": "true" });
+    const box = h("div", { class: "old-rows-box" }, canvas, rowsEl);
     const el = h("section", { class: `old-side ${kit.sideMark(sid, sideIds).cls} old-side-${i === 0 ? "left" : "right"}`, dataset: { testid: `side-${sid}` } },
       h("header", { class: "old-side-head" }, h("h2", { class: "old-side-name" }, kit.sideBadge(sid, sideIds), " ", name), brokenTag),
-      structure, rowsEl);
-    next.sides.set(sid, { el, name, brokenTag, structure, rowsEl, bar: null, rowsKey: null, memo: {} });
+      structure, box);
+    next.sides.set(sid, { el, name, brokenTag, structure, rowsEl, box, canvas, bar: null, rowsKey: null, memo: {}, units: [], measured: false, colour: null, font: null, scale: 1 });
     return el;
   });
   next.el = h("div", { class: "old" }, panels);
   replace(root, next.el);
+  // a board that changes size (a phone turned, the spectator's window resized) is measured again
+  if (typeof ResizeObserver === "function") {
+    next.resize = new ResizeObserver((entries) => {
+      if (board !== next) return;
+      const moved = entries.some((e) => {
+        const panel = [...next.sides.values()].find((p) => p.box === e.target);
+        const size = e.contentRect;
+        return panel && panel.size && (Math.abs(panel.size[0] - size.width) > 0.5 || Math.abs(panel.size[1] - size.height) > 0.5);
+      });
+      if (!moved) return; // (the first report is the size just measured)
+      for (const panel of next.sides.values()) panel.measured = false;
+      measure([...next.sides.values()], ctx.mode === "display");
+      draw(true);
+    });
+    for (const panel of next.sides.values()) next.resize.observe(panel.box);
+  }
   return next;
 }
 
-// The rows of one side, keeping the blocks of the units still there (moved, not redrawn).
+// The rows of one side, keeping the tiles of the units still there (moved, not redrawn).
 function layRows(panel, rows, sid, sideIds, ctx) {
   const { h } = ctx.ui;
-  const els = rows.map((row) => h("div", { class: `old-row ${row.behind === 0 ? "is-front" : ""}`, dataset: { behind: row.behind } },
-    h("div", { class: "old-row-label" }, row.behind === 0 ? "Front" : `Back ${row.behind}`),
-    h("div", { class: "old-row-units" }, h("div", { class: "old-row-stack" }, (row.units || []).map((u) => {
+  panel.units = [];
+  const els = rows.map((row) => {
+    const units = row.units || [];
+    const stack = h("div", { class: "old-row-stack" }, units.map((u) => {
       const key = `${sid}:${u.id}`;
       let parts = board.units.get(key);
       if (!parts) {
-        parts = unitBlock(u, sid, sideIds, ctx);
+        parts = unitTile(u, sid, sideIds, ctx);
         board.units.set(key, parts);
-        partsOf.set(parts.el, parts);
-        if (board.observer) board.observer.observe(parts.el);
-      } else if (parts.off && board.observer) { // moved: in view until the observer says otherwise
-        parts.off = false;
-        parts.el.classList.remove("is-off");
-        board.observer.unobserve(parts.el);
-        board.observer.observe(parts.el);
       }
+      panel.units.push(parts);
       return parts.el;
-    })))));
+    }));
+    const el = h("div", { class: `old-row ${row.behind === 0 ? "is-front" : ""}`, dataset: { behind: row.behind } },
+      h("div", { class: "old-row-label" }, row.behind === 0 ? "Front" : `Back ${row.behind}`),
+      h("div", { class: "old-row-units" }, stack));
+    // a row's share of the side's width follows its units (the front row a little wider), so a row
+    // of many units does not crowd into the width of a row of two
+    el.style.flexGrow = String((row.behind === 0 ? 1.3 : 1) * Math.sqrt(Math.max(1, units.length)));
+    el.__stack = { stack, count: units.length };
+    return el;
+  });
   panel.rowsEl.replaceChildren(...els);
+  panel.stacks = els.map((el) => el.__stack);
+  panel.measured = false;
 }
 
-function unitBlock(u, sid, sideIds, ctx) {
+function unitTile(u, sid, sideIds, ctx) {
   const { h } = ctx.ui;
   const parts = {
     name: h("span", { class: "old-unit-name" }),
     leader: h("span", { class: "old-leader", hidden: true }),
-    men: h("div", { class: "old-unit-men" }),
-    troops: h("div", { class: "old-unit-troops", hidden: true }),
+    line: h("div", { class: "old-unit-men", "aria-hidden": "true" }), // the canvas writes the men here
     state: h("div", { class: "old-unit-state", hidden: true }),
-    title: "",
-    off: false, // cut off by the board's edge (the observer says)
-    grow: null, // the flex-grow to write (written once the block is in view)
-    loss: null, // the "−N" of this update and the flash of the block's rim: made at its first loss, then kept
-    hit: null,
-    played: [], // their animations, kept (cancelled while there is no loss)
+    men: 0, troops: "", lost: 0, dirty: true, // what the canvas draws (and whether it changed since)
+    k: 0, ghost: 0, // the block's scale, and the red's (the size before this phase's losses)
+    rect: null, lineTop: 0, lineHeight: 0, // measured
     memo: {},
   };
-  parts.el = h("div", { class: "old-unit", dataset: { testid: `unit-${u.id}` } }, h("div", { class: "old-unit-body" },
-    h("div", { class: "old-unit-head" }, ctx.kit.sideBadge(sid, sideIds), parts.name, parts.leader),
-    parts.men, parts.troops, parts.state));
-  parts.el.addEventListener("pointerenter", () => { if (parts.el.title !== parts.title) parts.el.title = parts.title; });
+  parts.el = h("div", { class: "old-unit", role: "listitem", dataset: { testid: `unit-${u.id}` } }, h("div", { class: "old-unit-body" },
+    h("div", { class: "old-unit-head" }, parts.name, parts.leader), // (the side's badge is on its panel)
+    parts.line, parts.state));
   return parts;
+}
+
+// Each row's tiles in as many columns as suit its box (the columns that give the largest tiles of
+// a wide shape: a name and a number in large type), then every tile's place relative to its side's
+// canvas, the canvas's size in device pixels and the side's colours. Reads the layout once.
+function measure(panels, fitted) {
+  if (fitted) {
+    const boxes = panels.map((panel) => panel.stacks.map(({ stack }) => [stack.clientWidth, stack.clientHeight]));
+    panels.forEach((panel, p) => panel.stacks.forEach(({ stack, count }, i) => {
+      const [w, hgt] = boxes[p][i];
+      let best = { score: -1, cols: 1, rows: count };
+      for (let cols = 1; cols <= Math.max(1, count); cols++) {
+        const rowsN = Math.ceil(count / cols);
+        const tw = (w - GAP * (cols - 1)) / cols;
+        const th = Math.min(TILE_MAX, (hgt - GAP * (rowsN - 1)) / rowsN);
+        const score = Math.min(tw / 2.4, th);
+        if (score > best.score + 0.5) best = { score, cols, rows: rowsN };
+      }
+      stack.style.gridTemplateColumns = `repeat(${best.cols}, minmax(0, 1fr))`;
+      stack.style.gridTemplateRows = `repeat(${best.rows}, minmax(0, 1fr))`;
+      stack.style.maxHeight = `${best.rows * TILE_MAX + GAP * (best.rows - 1)}px`;
+    }));
+  }
+  for (const panel of panels) {
+    const box = panel.box.getBoundingClientRect();
+    const scale = panel.box.offsetWidth ? box.width / panel.box.offsetWidth : 1; // the stage's scale on the TV
+    const at = (r) => ({ x: (r.left - box.left) / scale, y: (r.top - box.top) / scale, w: r.width / scale, h: r.height / scale });
+    for (const parts of panel.units) {
+      parts.rect = at(parts.el.getBoundingClientRect());
+      parts.fits = 0;
+      parts.tooWide = Infinity;
+      const line = at(parts.line.getBoundingClientRect());
+      parts.lineTop = line.y;
+      parts.lineHeight = line.h;
+      parts.lineLeft = line.x;
+    }
+    const style = getComputedStyle(panel.el);
+    panel.colour = mix(style.getPropertyValue("--side").trim() || "#888888", 0.42, BASE);
+    panel.ground = style.backgroundColor || "#1a1e27";
+    const lineStyle = panel.units.length ? getComputedStyle(panel.units[0].line) : style;
+    const family = lineStyle.fontFamily || "sans-serif";
+    panel.font = `900 ${parseFloat(lineStyle.fontSize) || 30}px ${family}`;
+    panel.smallFont = `600 24px ${family}`;
+    const dpr = window.devicePixelRatio || 1;
+    const w = panel.box.offsetWidth;
+    const hgt = panel.box.offsetHeight;
+    panel.size = [panel.box.clientWidth, panel.box.clientHeight];
+    panel.scale = scale * dpr;
+    const cw = Math.max(1, Math.round(w * panel.scale)); // (a new size clears the canvas and makes a new one)
+    const ch = Math.max(1, Math.round(hgt * panel.scale));
+    if (panel.canvas.width !== cw) panel.canvas.width = cw;
+    if (panel.canvas.height !== ch) panel.canvas.height = ch;
+    const g = panel.canvas.getContext("2d");
+    const t = g.getTransform();
+    if (t.a !== panel.scale || t.d !== panel.scale) g.setTransform(panel.scale, 0, 0, panel.scale, 0, 0);
+    g.textBaseline = "middle";
+    panel.context = g;
+    panel.measured = true;
+  }
+}
+
+// "#4aa3ff" at `amount` over `base`, as an rgb() string (as CSS color-mix in srgb does)
+function mix(colour, amount, base) {
+  const rgb = (hex) => {
+    const m = /^#?([0-9a-f]{6})$/i.exec(hex) || /^#?([0-9a-f]{3})$/i.exec(hex);
+    if (!m) return [136, 136, 136];
+    const s = m[1].length === 3 ? m[1].split("").map((c) => c + c).join("") : m[1];
+    return [0, 2, 4].map((i) => parseInt(s.slice(i, i + 2), 16));
+  };
+  const a = rgb(colour);
+  const b = rgb(base);
+  return `rgb(${a.map((v, i) => Math.round(v * amount + b[i] * (1 - amount))).join(",")})`;
+}
+
+// --- drawing the canvases -------------------------------------------------------------------------
+// Each side's canvas, drawn where it changed: the tiles of the units whose numbers changed, or all
+// of them after a measure; in passes (the red, the blocks, the numbers), so that a colour or a font
+// is set once per pass, not once per tile.
+function draw(all = false) {
+  if (!board) return;
+  for (const panel of board.sides.values()) {
+    if (!panel.measured) continue;
+    const dirty = all ? panel.units.filter((p) => p.rect) : panel.units.filter((p) => p.rect && p.dirty);
+    if (!dirty.length) continue;
+    for (const p of dirty) p.dirty = false;
+    const g = panel.context;
+    if (all) g.clearRect(0, 0, panel.canvas.width / panel.scale, panel.canvas.height / panel.scale);
+    else for (const p of dirty) g.clearRect(p.rect.x, p.rect.y, p.rect.w, p.rect.h);
+    g.fillStyle = LOSS; // the part of a block that fell in the last phase: red around what is left
+    g.beginPath();
+    for (const p of dirty) if (p.lost > 0 && p.ghost > 0) block(g, p.rect, p.ghost);
+    g.fill();
+    g.fillStyle = panel.colour;
+    g.beginPath();
+    for (const p of dirty) if (p.k > 0) block(g, p.rect, p.k);
+    g.fill();
+    // the numbers of men (white on the block, the red and the ground alike): "1,121 men" where it
+    // fits, else the number alone (squeezed only if even that is too wide)
+    g.fillStyle = "#ffffff";
+    g.font = panel.font;
+    for (const p of dirty) {
+      if (!p.lineHeight) continue;
+      const room = p.rect.x + p.rect.w - p.lineLeft - 8;
+      const count = fmt(p.men);
+      const full = `${count} ${p.men === 1 ? "man" : "men"}`;
+      // (measured once per length: the digits are as wide as each other, so a length that fitted
+      // once fits again, and one that did not never will)
+      const fits = full.length <= p.fits || (full.length < p.tooWide && g.measureText(full).width <= room);
+      if (fits) p.fits = Math.max(p.fits, full.length);
+      else p.tooWide = Math.min(p.tooWide, full.length);
+      if (fits) g.fillText(full, p.lineLeft, p.lineTop + p.lineHeight / 2);
+      else g.fillText(count, p.lineLeft, p.lineTop + p.lineHeight / 2, Math.max(10, room));
+    }
+    // a tall tile (few units in its row) also tells what troops the unit holds
+    const tall = dirty.filter((p) => p.troops && p.lineHeight && p.rect.h >= 130 && p.memo["state:hidden"]);
+    if (tall.length) {
+      g.font = panel.smallFont;
+      g.fillStyle = "#e4e7ee";
+      for (const p of tall) g.fillText(fitted(g, p.troops, p.rect.x + p.rect.w - p.lineLeft - 12), p.lineLeft, p.lineTop + p.lineHeight + 20);
+    }
+  }
+}
+
+// `text` cut to `room` pixels in the canvas's font: whole parts ("10 knights · 2 paladins") first,
+// then letters, with an ellipsis
+function fitted(g, text, room) {
+  if (g.measureText(text).width <= room) return text;
+  const parts = text.split(" · ");
+  while (parts.length > 1) {
+    parts.pop();
+    const cut = `${parts.join(" · ")} …`;
+    if (g.measureText(cut).width <= room) return cut;
+  }
+  let cut = text;
+  while (cut.length > 1 && g.measureText(`${cut}…`).width > room) cut = cut.slice(0, -1);
+  return `${cut}…`;
+}
+
+// a unit's block: the tile (inside its border) scaled by k about its middle
+function block(g, r, k) {
+  const w = (r.w - 6) * k;
+  const hgt = (r.h - 6) * k;
+  g.roundRect(r.x + (r.w - w) / 2, r.y + (r.h - hgt) / 2, w, hgt, 10 * Math.max(0.3, k));
 }
 
 // --- one update --------------------------------------------------------------------------------
@@ -241,19 +401,12 @@ function strengthBar(panel, side, sid, ctx) {
   for (const l of ["high", "mid", "low"]) setClass(bar.memo, bar.el, `kit-${l}`, l === level);
   setAttr(bar.memo, bar.el, "aria-valuenow", total);
   setAttr(bar.memo, bar.el, "aria-valuemax", start);
-  const scale = `scaleX(${frac.toFixed(4)})`;
-  if (bar.memo.scale !== scale) {
-    bar.memo.scale = scale;
-    bar.fill.style.transform = scale;
-  }
-  if (bar.marker) {
-    const left = `${Math.max(0, Math.min(100, (100 * side.threshold) / start)).toFixed(1)}%`;
-    if (bar.memo.left !== left) { bar.memo.left = left; bar.marker.style.left = left; }
-  }
+  setStyle(bar.memo, bar.fill, "transform", `scaleX(${frac.toFixed(4)})`);
+  if (bar.marker) setStyle(bar.memo, bar.marker, "left", `${Math.max(0, Math.min(100, (100 * side.threshold) / start)).toFixed(1)}%`);
   setText(bar.memo, "text", bar.text, text);
 }
 
-function updateUnit(parts, u, lost, maxMen, ctx) {
+function updateUnit(parts, u, lost, maxMen) {
   const { memo, el } = parts;
   const troops = (u.troops || []).filter((t) => t.count > 0).map((t) => `${fmt(t.count)} ${t.label}`).join(" · ");
   const stateCls = u.state !== "fighting" ? `is-${u.state}` : null; // routed, fled, destroyed…
@@ -263,60 +416,31 @@ function updateUnit(parts, u, lost, maxMen, ctx) {
     memo.stateCls = stateCls;
   }
   setClass(memo, el, "is-leader", !!u.leader);
-  setClass(memo, el, "has-losses", lost > 0);
   setData(memo, el, "men", u.men);
+  setData(memo, el, "lost", lost);
   setData(memo, el, "state", u.state);
-  parts.title = `${u.name}: ${troops}`; // written on hover only: a changed title restyles the block
-  setText(memo, "name", parts.name, u.name);
+  setText(memo, "name", parts.name, tileName(u.name));
   setShown(memo, "leader", parts.leader, u.leader ? "★" : "");
-  setText(memo, "men", parts.men, `${fmt(u.men)} ${u.men === 1 ? "man" : "men"}`);
-  setShown(memo, "troops", parts.troops, troops);
   setShown(memo, "state", parts.state, u.state !== "fighting" ? String(u.state) : "");
-  // the block's size follows its men (square root: a unit of 400 reads bigger than one of 100, not
-  // four times), with a floor so a small unit's name still reads; in steps of 1/40, so that a unit
-  // losing a handful of men is not relaid out for a change no one would see
-  parts.grow = String(Math.round(40 * (0.35 + Math.sqrt(Math.max(0, u.men) / maxMen))) / 40);
-  if (!parts.off) writeGrow(parts);
-  showLoss(parts, parts.off ? 0 : lost, ctx);
+  setAttr(memo, el, "aria-label", `${u.name}: ${fmt(u.men)} ${u.men === 1 ? "man" : "men"}${troops ? ` (${troops})` : ""}${lost > 0 ? `, ${fmt(lost)} fell` : ""}${u.state !== "fighting" ? `, ${u.state}` : ""}`);
+  // the block's area follows its men (square root: a unit of 400 reads bigger than one of 100, not
+  // four times), with a floor so a handful of men still shows; the red, the size it had before
+  const k = u.men > 0 ? Math.max(0.14, Math.sqrt(u.men / maxMen)) : 0;
+  const ghost = lost > 0 ? Math.min(1, Math.max(0.14, Math.sqrt((u.men + lost) / maxMen))) : 0;
+  if (parts.k !== k || parts.ghost !== ghost || parts.men !== u.men || parts.lost !== lost || parts.troops !== troops) parts.dirty = true;
+  parts.k = k;
+  parts.ghost = ghost;
+  parts.men = u.men;
+  parts.lost = lost;
+  parts.troops = troops;
 }
 
-function writeGrow(parts) {
-  if (parts.grow === null || parts.memo.grow === parts.grow) return;
-  parts.memo.grow = parts.grow;
-  parts.el.style.flexGrow = parts.grow;
-}
-
-// This update's losses: the "−N" badge (class old-loss while it shows) and the rim's flash, played
-// again for each loss. The two elements are kept once made: a loss changes a text and starts two
-// animations, no element is added or removed.
-function showLoss(parts, lost, ctx) {
-  const { memo } = parts;
-  if (lost > 0 && !parts.loss) {
-    const { h } = ctx.ui;
-    parts.hit = h("div", { class: "old-hit", "aria-hidden": "true" });
-    parts.loss = h("div", { class: "old-badge" });
-    parts.el.append(parts.hit, parts.loss);
-  }
-  if (!parts.loss) return;
-  setText(memo, "loss", parts.loss, lost > 0 ? `−${fmt(lost)}` : "");
-  setClass(memo, parts.loss, "old-loss", lost > 0);
-  if (lost > 0) {
-    setAttr(memo, parts.loss, "aria-label", `${lost} fell`);
-    if (!(still && still.matches) && typeof parts.loss.animate === "function") {
-      // made once and then played from the start again (element.animate parses its keyframes anew
-      // each time: a quarter of a millisecond a call here)
-      if (!parts.played.length) parts.played.push(parts.loss.animate(FALL, { duration: 2400, fill: "both" }), parts.hit.animate(FLASH, { duration: 600, iterations: 2 }));
-      else for (const a of parts.played) { a.currentTime = 0; a.play(); }
-    } else {
-      for (const a of parts.played) a.cancel();
-    }
-  } else {
-    for (const a of parts.played) a.cancel();
-    if (memo["=aria-label"]) {
-      memo["=aria-label"] = "";
-      parts.loss.removeAttribute("aria-label");
-    }
-  }
+function tileName(name) {
+  const text = String(name || "");
+  if (text.length <= 12) return text;
+  const words = text.split(/\s+/);
+  const last = words[words.length - 1];
+  return /^\d+$/.test(last) && words.length > 1 ? `${words[0]} ${last}` : text;
 }
 
 function structureText(st) {
