@@ -13,6 +13,7 @@
 //   dice(rolls, {fresh, max})        -> the dice of roll records ({dice, purpose, faces, modifier, total})
 //   healthBar(current, max, {label, text, cls, testid})
 //   turnStrip(entries, {label, testid})   entries: [{id, name, side, sides, active, done, out, detail}]
+//   turnStripItem(entry)             -> one entry (a strip kept between draws keeps its entries by what they show)
 //   actionButton(label, onclick, {testid, combatant, primary, danger, disabled, hint, pressed, cls})
 //   panel(title, children, {testid, cls, collapsible, open, id})
 
@@ -135,15 +136,19 @@ export function healthBar(current, max, { label = "", text = null, cls = "", tes
 
 /** Who acts, in order: the active one marked by more than colour (an arrow and "now"). */
 export function turnStrip(entries, { label = "Order", testid = "turn-strip" } = {}) {
-  return h("ol", { class: "kit-strip", "aria-label": label, dataset: { testid } }, (entries || []).map((e) =>
-    h("li", {
-      class: `kit-strip-item ${sideMark(e.side, e.sides).cls} ${e.active ? "is-active" : ""} ${e.done ? "is-done" : ""} ${e.out ? "is-out" : ""}`,
-      dataset: { combatant: e.id ?? "" }, "aria-current": e.active ? "step" : null,
-    },
-    e.side !== undefined && e.side !== null ? sideBadge(e.side, e.sides) : null,
-    h("span", { class: "kit-strip-name" }, e.name),
-    e.detail !== undefined && e.detail !== null && e.detail !== "" ? h("span", { class: "kit-strip-detail" }, String(e.detail)) : null,
-    e.active ? h("span", { class: "kit-strip-now" }, "now") : null)));
+  return h("ol", { class: "kit-strip", "aria-label": label, dataset: { testid } }, (entries || []).map(turnStripItem));
+}
+
+/** One entry of a turn strip (for a strip kept between draws, whose entries are kept by what they show). */
+export function turnStripItem(e) {
+  return h("li", {
+    class: `kit-strip-item ${sideMark(e.side, e.sides).cls} ${e.active ? "is-active" : ""} ${e.done ? "is-done" : ""} ${e.out ? "is-out" : ""}`,
+    dataset: { combatant: e.id ?? "" }, "aria-current": e.active ? "step" : null,
+  },
+  e.side !== undefined && e.side !== null ? sideBadge(e.side, e.sides) : null,
+  h("span", { class: "kit-strip-name" }, e.name),
+  e.detail !== undefined && e.detail !== null && e.detail !== "" ? h("span", { class: "kit-strip-detail" }, String(e.detail)) : null,
+  e.active ? h("span", { class: "kit-strip-now" }, "now") : null);
 }
 
 /** A large button for an action the server listed as legal. */

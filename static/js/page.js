@@ -24,6 +24,8 @@ const baseTitle = document.title;
 const els = {
   battle: document.getElementById("battle"),
   log: document.getElementById("log"),
+  logLatest: document.getElementById("log-latest"),
+  logFold: document.getElementById("log-fold"),
   dice: document.getElementById("dice"),
   status: document.getElementById("connection"),
   notice: document.getElementById("notice"),
@@ -151,8 +153,10 @@ function relocate() {
       const rank = (el) => ((el.dataset.region || "").split(" ").includes("mine") ? 0 : 1);
       all.sort((a, b) => rank(a) - rank(b));
     }
-    const same = slot.childElementCount === all.length && all.every((el, i) => slot.children[i] === el);
-    if (!same) slot.replaceChildren(...all);
+    // only the parts out of place are moved (a part taken out and put back is styled and laid out
+    // afresh: the player's own numbers stay put when the actions below them change)
+    all.forEach((el, i) => { if (slot.children[i] !== el) slot.insertBefore(el, slot.children[i] || null); });
+    while (slot.childElementCount > all.length) slot.lastElementChild.remove();
   };
   if (els.due) {
     const found = role === "player" ? [...pick("mine"), ...pick("due")] : pick("due");
@@ -388,8 +392,16 @@ function renderBattle(state) {
 
 // The log is announced politely: only the lines new since the last draw are added (a re-drawn list
 // would be read out whole).
+// A phone shows the latest line (announced) and folds the whole log away: folded, the log is not
+// drawn, and opening the fold brings it up to date.
 let logShown = { battleId: null, lastV: -1, count: 0 };
 function renderLog(events) {
+  if (els.logLatest) {
+    let latest = "";
+    for (let i = events.length - 1; i >= 0; i--) if (events[i].text) { latest = events[i].text; break; }
+    if (els.logLatest.textContent !== latest) els.logLatest.textContent = latest;
+  }
+  if (els.logFold && !els.logFold.open) return;
   const items = events.filter((e) => e.text).slice(-150);
   const battleId = conn.state.battleId;
   const lastV = items.length ? items[items.length - 1].v : -1;
@@ -404,6 +416,8 @@ function renderLog(events) {
   }
   logShown = { battleId, lastV, count: els.log.childElementCount };
 }
+
+if (els.logFold) els.logFold.addEventListener("toggle", () => { if (els.logFold.open) renderLog(conn.state.events); });
 
 function renderDice(events, fresh) {
   const lastV = events.length ? events[events.length - 1].v : 0;

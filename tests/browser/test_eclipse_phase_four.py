@@ -61,7 +61,11 @@ def test_four_combatants_two_phones(browser: Any, live_server: LiveServer, shots
         for p in (gm, alice, bob, watch):
             p.wait_for_selector("[data-testid=ep-initiative]")
         assert alice.evaluate("document.documentElement.scrollWidth") <= 375
-        # a player's phone shows numbers only for its own combatant
+        # a player's phone folds every combatant's card away (not drawn while folded); opened, it
+        # shows numbers only for its own combatant
+        assert alice.locator("[data-testid=ep-roster] [data-testid^=ep-combatant-]").count() == 0
+        alice.click("[data-testid=ep-roster-open]")
+        alice.wait_for_selector("[data-testid=ep-combatant-c3]")
         assert alice.locator("[data-testid=ep-pools-c1]").count() == 1
         assert alice.locator("[data-testid=ep-pools-c3]").count() == 0
         # players move by tapping a highlighted square when it is their turn

@@ -90,17 +90,24 @@ export function render(root, view, ctx) {
   let gridBox = null;
   keyed(top, [
     part("banner", [view.status, view.outcome, view.initiative_due, view.physical && view.physical.due, view.round, view.active_name, view.pending && view.pending.waiting], banner),
-    part("order", [view.order, list.map((c) => c.side)], initiativeTrack),
+    // (the order is kept between draws: when the turn passes, only the entries whose words change
+    // are drawn again, not the whole strip)
+    { key: "order", build: () => initiativeTrack(h("div", { class: "ep-order" })), update: initiativeTrack },
     part("exchange", [view.pending, view.last_exchange, exchangeNames, rollKey], exchangePanel),
     // (the viewer's choices are part of its key: a tap redraws it, an update that changes nothing of it keeps it)
     part("actions", [legal, builder, defence, aimChoice, moveMode, view.status, view.active_name, view.initiative_due,
       view.physical && view.physical.due, list.filter((c) => c.mine).map((c) => c.id)], actionPanel),
-    part("mine", [ctx.role === "player" ? list.filter((c) => c.mine) : null, view.active, view.pending && view.pending.defender], mineStrip),
+    part("mine", [ctx.role === "player" ? list.filter((c) => c.mine) : null, list.filter((c) => c.mine && isActing(c)).map((c) => c.id)], mineStrip),
     {
       key: "main",
       build: () => fillMain(h("div", { class: "ep-main" },
         h("div", { class: "ep-board" }, h("div", { class: "ep-hint-slot" }), h("div", { class: "ep-grid", dataset: { testid: "ep-grid" } }), h("div", { class: "ep-distance-slot" })),
-        h("section", { class: "ep-card ep-roster", dataset: { testid: "ep-roster" } }, h("h2", {}, "Combatants"), h("div", { class: "ep-roster-list" })))),
+        // on a phone every combatant's card folds away (the player's own numbers are at the top);
+        // folded, the cards are not drawn at all, and opening the fold draws them
+        ctx.role === "player"
+          ? h("details", { class: "ep-card ep-roster ep-roster-fold", dataset: { testid: "ep-roster" }, ontoggle: () => redraw() },
+            h("summary", { dataset: { testid: "ep-roster-open" } }, "All combatants"), h("div", { class: "ep-roster-list" }))
+          : h("section", { class: "ep-card ep-roster", dataset: { testid: "ep-roster" } }, h("h2", {}, "Combatants"), h("div", { class: "ep-roster-list" })))),
       update: fillMain,
     },
     always(gmTools()),
@@ -118,7 +125,15 @@ export function render(root, view, ctx) {
     hintSlot.replaceChildren(...(moveMode ? [h("p", { class: "ep-hint", dataset: { testid: "ep-move-hint" } },
       `Tap a highlighted square (up to ${moveTemplate.max_metres} m; ${moveTemplate.base_left} m before it counts as a full move).`)] : []));
     distanceSlot.replaceChildren(distanceLine());
-    keyed(main.lastElementChild.lastElementChild, [...list.filter((c) => c.mine), ...list.filter((c) => !c.mine)]
+    const roster = main.lastElementChild;
+    const cards = roster.lastElementChild;
+    if (roster.tagName === "DETAILS") {
+      const summary = roster.firstElementChild;
+      const label = `All combatants (${list.length})`;
+      if (summary.textContent !== label) summary.textContent = label;
+      if (!roster.open) { if (cards.firstChild) keyed(cards, []); return main; }
+    }
+    keyed(cards, [...list.filter((c) => c.mine), ...list.filter((c) => !c.mine)]
       .map((c) => part(`card-${c.id}`, [c, c.id === view.active], () => combatantCard(c))));
     return main;
   }
@@ -145,7 +160,11 @@ export function render(root, view, ctx) {
     );
   }
 
-  function initiativeTrack() {
+  function isActing(c) {
+    return c.id === view.active || (view.pending && c.id === view.pending.defender);
+  }
+
+  function initiativeTrack(box) {
     const sides = [...new Set(list.map((c) => c.side))].sort();
     // a phone shows who acts now and the next few (the whole order is in the roster further down)
     let order = view.order || [];
@@ -156,7 +175,7 @@ export function render(root, view, ctx) {
       more = order.length - Math.min(PHONE_ORDER, coming.length);
       order = coming.slice(0, PHONE_ORDER);
     }
-    const strip = kit.turnStrip(order.map((o) => ({
+    const entries = order.map((o) => ({
       id: o.id,
       name: o.name,
       side: (byId[o.id] || {}).side,
@@ -165,8 +184,19 @@ export function render(root, view, ctx) {
       done: o.done,
       out: !o.able,
       detail: `${o.total}`,
-    })), { label: "Initiative order", testid: "ep-initiative" });
-    return more ? h("div", { class: "ep-order-phone" }, strip, h("p", { class: "muted ep-order-more" }, `and ${more} more in this action turn's order`)) : strip;
+    }));
+    if (!box.firstChild) {
+      box.append(h("ol", { class: "kit-strip", "aria-label": "Initiative order", dataset: { testid: "ep-initiative" } }),
+        h("p", { class: "muted ep-order-more" }));
+    }
+    const [strip, moreLine] = box.children;
+    keyed(strip, entries.map((e) => part("entry", e, () => kit.turnStripItem(e))));
+    const moreText = more ? `and ${more} more in this action turn's order` : "";
+    if (moreLine.textContent !== moreText) moreLine.textContent = moreText;
+    if (moreLine.hidden !== !more) moreLine.hidden = !more;
+    const cls = more ? "ep-order ep-order-phone" : "ep-order";
+    if (box.className !== cls) box.className = cls;
+    return box;
   }
 
   // ---------------------------------------------------------------------------------------
@@ -510,7 +540,7 @@ export function render(root, view, ctx) {
   function mineStrip() {
     if (ctx.role !== "player") return null;
     const all = list.filter((c) => c.mine);
-    const acting = all.filter((c) => c.id === view.active || (view.pending && c.id === view.pending.defender));
+    const acting = all.filter(isActing);
     const mine = acting.length ? acting : all;
     if (!mine.length) return null;
     return h("section", { class: "ep-mine", dataset: { testid: "ep-mine", region: "mine" }, "aria-label": "Your combatant" },
