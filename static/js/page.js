@@ -428,7 +428,8 @@ function renderDice(events, fresh) {
     return;
   }
   const rolls = recent.flatMap((e) => e.rolls);
-  replace(els.dice, kit.dice(rolls, { fresh: freshVs.has(lastV), max: 24 }));
+  // (a phone shows the first few dice of a roll: a mass battle's phase rolls hundreds)
+  replace(els.dice, kit.dice(rolls, { fresh: freshVs.has(lastV), max: role === "player" ? 8 : 24 }));
 }
 
 function renderHelp(sections) {

@@ -49,6 +49,16 @@ function append(el, children) {
   }
 }
 
+/**
+ * A number for people: 1234567 -> "1,234,567", as Intl's en-GB format writes whole numbers, at a
+ * fraction of its cost (a mass battle formats a few hundred numbers an update); other numbers and
+ * values as they are.
+ */
+export function count(n) {
+  if (Number.isInteger(n)) return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+  return typeof n === "number" ? n.toLocaleString("en-GB") : String(n);
+}
+
 /** Replace the children of `el`. */
 export function replace(el, ...children) {
   el.replaceChildren();

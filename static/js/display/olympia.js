@@ -15,6 +15,7 @@
 // The tiles' places are measured once when the rows are laid out (a new battle, a unit moved up a
 // row) or the board changes size, never on an ordinary update. Each tile carries the unit's numbers
 // for assistive technology and tests (aria-label; data-men, data-lost, data-state).
+import { count } from "../ui.js";
 import { joinParts } from "./common.js";
 
 const PHASES = { volley: "opening volley", special: "special attacks", missile: "missile phase", melee: "melee phase" };
@@ -29,9 +30,7 @@ let lastBattle = null; // ctx.battleId when the page passes it
 let lastVersion = null;
 
 const still = typeof matchMedia === "function" ? matchMedia("(prefers-reduced-motion: reduce)") : null;
-// 1234567 -> "1,234,567" (as Intl's en-GB format writes whole numbers, at a fraction of its cost:
-// a board of 60 units formats a few hundred numbers an update)
-const fmt = (n) => (Number.isInteger(n) ? String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",") : String(n));
+const fmt = count; // 1234567 -> "1,234,567"
 
 // Writers that touch the DOM only when the value differs from the one written last (kept in `memo`,
 // never read back from the DOM: a read after a write would force a layout).

@@ -7,6 +7,7 @@
 
 import * as kit from "../kit.js"; // the shared front-end kit (token, die, health bar, turn strip, action button, panel)
 import * as odds from "../odds.js"; // each side's chance to win, simulated by the server (issue 17)
+import { count } from "../ui.js";
 
 // Troop badges: a short mark and a colour family per kind (drawing only; the ratings live on the server).
 const BADGES = {
@@ -32,8 +33,7 @@ function redraw() {
   if (latest) render(latest.root, latest.view, latest.ctx);
 }
 
-const numbers = new Intl.NumberFormat("en-GB"); // one formatter (toLocaleString builds one per call)
-const fmt = (n) => (typeof n === "number" ? numbers.format(n) : String(n));
+const fmt = count; // 1234567 -> "1,234,567"
 
 export function render(root, view, ctx) {
   // health-like bars from the shared kit (numbers as text, never colour alone)
@@ -224,7 +224,8 @@ export function render(root, view, ctx) {
       part("head", [side.name, side.broken], () => h("header", { class: "ol-side-head" },
         h("h2", { class: "ol-side-name" }, sentence(side.name)),
         side.broken ? h("span", { class: "ol-tag ol-tag-broken" }, "broken") : null)),
-      part("strength", [side.total, side.start_total, side.threshold, side.break_point], () => strength(key, side)),
+      // (kept between draws: a phase rewrites its numbers and slides its fill, nothing is rebuilt)
+      { key: "strength", build: () => strength(key, side, null), update: (el) => strength(key, side, el) },
       ctx.role === "player" ? null : part("break", [breakForms[key], side.break_point], () => breakPoint(key, side)),
       part("structure", [side.structure, structureForms[key]], () => structure(key, side)),
       ctx.role === "player" ? armyFold(key, side, rows)
@@ -263,29 +264,38 @@ export function render(root, view, ctx) {
     return null;
   }
 
-  function strength(key, side) {
+  function strength(key, side, box) {
     const start = side.start_total || 0;
     const pct = start > 0 ? Math.max(0, Math.min(100, (100 * side.total) / start)) : 0;
     const line = start > 0 ? Math.max(0, Math.min(100, (100 * side.threshold) / start)) : 0;
     const near = pct - line < 10;
     const from = freshVersion && previousStrength[key] !== undefined && !still ? previousStrength[key] : pct;
     previousStrength[key] = pct;
-    // scaled, not resized: the slide runs on the compositor without a layout on every frame
-    const fill = h("span", { class: "ol-strength-fill", style: { transform: `scaleX(${from / 100})` } });
-    if (from !== pct) afterDraw.push(() => { fill.style.transform = `scaleX(${pct / 100})`; });
-    return h("div", { class: "ol-strength-box" },
-      h("div", {
-        class: `ol-strength${near ? " ol-near" : ""}`,
-        role: "meter",
-        "aria-valuenow": side.total,
-        "aria-valuemax": start,
-        "aria-label": `Strength of side ${key}`,
-        dataset: { testid: `strength-${key}`, total: side.total, threshold: side.threshold },
-      },
-      fill,
-      h("span", { class: "ol-break-line", style: { left: `${line}%` }, title: `breaks at ${fmt(side.threshold)}` })),
-      h("div", { class: "ol-strength-text" },
-        h("strong", {}, fmt(side.total)), ` of ${fmt(start)} — breaks at ${fmt(side.threshold)} (${side.break_point}%)`));
+    if (!box) {
+      box = h("div", { class: "ol-strength-box" },
+        h("div", { class: "ol-strength", role: "meter", "aria-label": `Strength of side ${key}`, dataset: { testid: `strength-${key}` } },
+          // scaled, not resized: the slide runs on the compositor without a layout on every frame
+          h("span", { class: "ol-strength-fill" }), h("span", { class: "ol-break-line" })),
+        h("div", { class: "ol-strength-text" }, h("strong", {}), h("span", {})));
+      box.__shown = {};
+    }
+    const shown = box.__shown;
+    const [meter, words] = box.children;
+    const [fill, breakLine] = meter.children;
+    const put = (name, value, write) => { if (shown[name] !== value) { shown[name] = value; write(value); } };
+    put("near", near, (v) => meter.classList.toggle("ol-near", v));
+    put("now", side.total, (v) => { meter.setAttribute("aria-valuenow", v); meter.dataset.total = v; });
+    put("max", start, (v) => meter.setAttribute("aria-valuemax", v));
+    put("threshold", side.threshold, (v) => { meter.dataset.threshold = v; breakLine.title = `breaks at ${fmt(v)}`; });
+    put("line", line, (v) => { breakLine.style.left = `${v}%`; });
+    if (from !== pct) {
+      fill.style.transform = `scaleX(${from / 100})`;
+      shown.fill = pct;
+      afterDraw.push(() => { fill.style.transform = `scaleX(${pct / 100})`; });
+    } else put("fill", pct, (v) => { fill.style.transform = `scaleX(${v / 100})`; });
+    put("total", fmt(side.total), (v) => { words.firstElementChild.textContent = v; });
+    put("rest", ` of ${fmt(start)} — breaks at ${fmt(side.threshold)} (${side.break_point}%)`, (v) => { words.lastElementChild.textContent = v; });
+    return box;
   }
 
   function breakPoint(key, side) {
@@ -511,15 +521,33 @@ export function render(root, view, ctx) {
       items.length ? h("ul", {}, items) : h("p", { class: "muted" }, "None: dragons and battle spells go here."), form);
   }
 
-  // the report, newest first: each entry is kept once drawn (only the newest changes its look)
+  // the report, newest first: each entry is kept once drawn (only the newest changes its look); a
+  // phone shows the newest phase and folds the earlier ones away (drawn only while open)
   function fillReport(section) {
     const reports = view.report || [];
-    section.hidden = !reports.length;
+    if (section.hidden !== !reports.length) section.hidden = !reports.length;
     const count = reports.length;
-    keyed(section.lastElementChild, reports.map((r, n) => ({ r, n })).reverse().map(({ r, n }) => ({
+    const item = ({ r, n }) => ({
       key: `${n}|${n === count - 1}|${r.title}|${r.text}`,
-      build: () => h("li", { class: n === count - 1 ? "ol-latest" : "" }, h("strong", {}, r.title), h("p", {}, sentence(r.text.slice(r.title.length + 2)))),
-    })));
+      build: () => h("li", { class: n === count - 1 ? "ol-latest" : "", value: n + 1 }, h("strong", {}, r.title), h("p", {}, sentence(r.text.slice(r.title.length + 2)))),
+    });
+    const entries = reports.map((r, n) => ({ r, n })).reverse();
+    if (ctx.role !== "player") {
+      keyed(section.querySelector(".ol-report-list"), entries.map(item));
+      return section;
+    }
+    let fold = section.querySelector(".ol-report-fold");
+    if (!fold) {
+      fold = h("details", { class: "ol-report-fold", dataset: { testid: "report-earlier" }, ontoggle: () => redraw() },
+        h("summary", {}), h("ol", { class: "ol-report-list", reversed: true }));
+      section.append(fold);
+    }
+    keyed(section.querySelector(".ol-report-list"), entries.slice(0, 1).map(item));
+    const earlier = entries.slice(1);
+    fold.hidden = !earlier.length;
+    const label = `Earlier phases (${earlier.length})`;
+    if (fold.firstElementChild.textContent !== label) fold.firstElementChild.textContent = label;
+    keyed(fold.lastElementChild, fold.open ? earlier.map(item) : []);
     return section;
   }
 
