@@ -217,6 +217,7 @@ const turnCue = (() => {
   }
   return {
     set(isMine) {
+      if (isMine === mine && body.dataset.turn) return; // (nothing to write: the same title, the same icon)
       body.classList.toggle("my-turn", isMine);
       body.dataset.turn = isMine ? "mine" : "waiting";
       if (els.yourTurn) els.yourTurn.hidden = !isMine;
