@@ -11,6 +11,7 @@
 //   token({id, name, short, side, sides, colour, portrait, hp, active, dead, mine, badge, size, testid, title})
 //   die(face, {sides, fresh, cls, label})
 //   dice(rolls, {fresh, max})        -> the dice of roll records ({dice, purpose, faces, modifier, total})
+//   showableRoll(roll)               -> whether a roll is real dice worth drawing (not a mass battle's draws)
 //   healthBar(current, max, {label, text, cls, testid})
 //   turnStrip(entries, {label, testid})   entries: [{id, name, side, sides, active, done, out, detail}]
 //   turnStripItem(entry)             -> one entry (a strip kept between draws keeps its entries by what they show)
@@ -108,6 +109,17 @@ export function die(face, { sides = 6, fresh = false, cls = "", label = "", dela
     h("span", { class: "kit-die-face" }, String(face)));
   if (delay) el.style.setProperty("--delay", `${delay}ms`);
   return el;
+}
+
+/**
+ * Whether a roll record is worth drawing as dice: real dice (up to a d100), not the huge draws a mass
+ * battle records to pick who of thousands strikes.
+ */
+export function showableRoll(roll) {
+  const m = /d(\d+)/.exec(roll.dice || "");
+  const r = /^(-?\d+)-(\d+)$/.exec(roll.dice || "");
+  const sides = m ? Number(m[1]) : r ? Number(r[2]) - Number(r[1]) + 1 : 0;
+  return sides > 0 && sides <= 100 && (roll.faces || []).length <= 20;
 }
 
 /** The dice of a list of roll records, each with its purpose and total. */

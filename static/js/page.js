@@ -428,9 +428,18 @@ function renderDice(events, fresh) {
     if (!els.dice.childElementCount) replace(els.dice, h("p", { class: "muted" }, "No dice rolled yet."));
     return;
   }
-  const rolls = recent.flatMap((e) => e.rolls);
-  // (a phone shows the first few dice of a roll: a mass battle's phase rolls hundreds)
-  replace(els.dice, kit.dice(rolls, { fresh: freshVs.has(lastV), max: role === "player" ? 8 : 24 }));
+  let rolls = recent.flatMap((e) => e.rolls);
+  if (role === "player") {
+    // a phone shows real dice only (a mass battle's phase draws hundreds of numbers: the report says
+    // what they did), and the first eight of them
+    rolls = rolls.filter(kit.showableRoll).slice(0, 8);
+    if (!rolls.length) {
+      if (els.dice.__shown !== "none") { els.dice.__shown = "none"; replace(els.dice, h("p", { class: "muted" }, "No dice to show for this step.")); }
+      return;
+    }
+  }
+  els.dice.__shown = lastV;
+  replace(els.dice, kit.dice(rolls, { fresh: freshVs.has(lastV), max: 24 }));
 }
 
 function renderHelp(sections) {
