@@ -5,9 +5,9 @@
 //
 // Every unit of both armies is on the screen: each row is a grid of equal tiles, as many columns as
 // fit its units. A tile is plain DOM that hardly changes during a battle (its border, the unit's
-// name, its state when it routs or flees); what changes at every phase is drawn on two canvases
-// under the tiles: the unit's block, scaled to its men against the largest unit on the board, with
-// its number of men, and around it in red the part that fell in the last phase, while the side's
+// name, its state when it routs or flees); what changes at every phase is drawn on a canvas under
+// the tiles: the unit's block, scaled to its men against the largest unit the battle began with, its
+// number of men, and around the block in red the part that fell in the last phase, while the side's
 // strength bar falls (an animation of the compositor's). So an update lays out and repaints no tile,
 // only the words around the board: the TV keeps up with a battle of 30 units a side. (In a browser a
 // changed text costs a layout of its own; on a canvas it is one drawing call.) Nothing else moves:
@@ -21,7 +21,7 @@ import { joinParts } from "./common.js";
 const PHASES = { volley: "opening volley", special: "special attacks", missile: "missile phase", melee: "melee phase" };
 const GAP = 8; // px between tiles (as in display.css)
 const TILE_MAX = 190; // px: the tallest a tile grows when a row has few units
-const BASE = "#14171f"; // a tile's ground (as in display.css)
+const BASE = "#14171f"; // the dark a side's colour is mixed with for its blocks
 const LOSS = "#c0392b"; // the part of a block that fell
 let previousMen = {}; // unit id -> men in the last view drawn
 let previousBroken = {};
@@ -29,7 +29,6 @@ let board = null; // the skeleton drawn last: {el, sidesKey, sides: Map(side id 
 let lastBattle = null; // ctx.battleId when the page passes it
 let lastVersion = null;
 
-const still = typeof matchMedia === "function" ? matchMedia("(prefers-reduced-motion: reduce)") : null;
 const fmt = count; // 1234567 -> "1,234,567"
 
 // Writers that touch the DOM only when the value differs from the one written last (kept in `memo`,
