@@ -26,7 +26,7 @@ let previous = {}; // unit id -> {kind: count} of the last view drawn, to flash 
 let previousVersion = null;
 let previousStrength = {}; // side -> percentage of the strength bar last drawn, so it slides to the new one
 let specialDraft = { preset: "dragon_fire", side: "A" };
-let armiesOpen = null; // a phone's fold of the armies, as the player left it (null: open while units can be moved)
+let armiesOpen = {}; // a phone's fold of each army, as the player left it (side -> open; unset: open while one of the player's units in it can be moved)
 let latest = null; // the newest {root, view, ctx}: a unit kept from an earlier draw redraws the newest view
 
 function redraw() {
@@ -233,11 +233,12 @@ export function render(root, view, ctx) {
     ]);
   }
 
-  // On a phone the armies fold away once the battle is fought (the TV shows them; the phone keeps the
-  // player's own numbers and the strength bars on its first screen): a folded army is not drawn at
-  // all, so a phase costs the phone almost nothing. Open while units can still be moved.
+  // On a phone the armies fold away (the TV shows them; the phone keeps the player's own numbers and
+  // the strength bars on its first screen): a folded army is not drawn at all, so a phase costs the
+  // phone almost nothing. The army holding a unit the player may move now is open (to arrange its
+  // rows before the battle); the other one stays folded, a tap away.
   function armyFold(key, side, rows) {
-    const open = armiesOpen === null ? Object.keys(moves).length > 0 || view.status === "setup" : armiesOpen;
+    const open = armiesOpen[key] ?? Object.values(moves).some((t) => sideOf(t.combatant) === key);
     const count = side.rows.reduce((n, r) => n + r.units.length, 0);
     const fill = (fold) => {
       if (fold.open !== open) fold.open = open;
@@ -251,7 +252,7 @@ export function render(root, view, ctx) {
       build: () => fill(h("details", {
         class: "ol-army",
         dataset: { testid: `army-${key}` },
-        ontoggle: (ev) => { if (ev.currentTarget.open !== open) { armiesOpen = ev.currentTarget.open; redraw(); } },
+        ontoggle: (ev) => { if (ev.currentTarget.open !== open) { armiesOpen[key] = ev.currentTarget.open; redraw(); } },
       }, h("summary", {}), h("div", { class: "ol-rows" }))),
       update: fill,
     };
