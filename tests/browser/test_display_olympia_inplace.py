@@ -1,7 +1,7 @@
 """The Olympia table display updates its board in place: a unit's tile is the same element after an
 update (its numbers drawn again on the canvas under it, not the board rebuilt), and a unit that lost
 men shows it: its data-lost and its accessible name say how many, and the canvas draws the red of the
-part that fell round its block."""
+part that fell round its block; a new battle's strength bars are full at once (no slide back up)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,15 @@ from tests.browser.conftest import LiveServer
 from tests.browser.test_display import gm_declares, olympia_tile_pixels, open_display, prepare
 
 pytestmark = pytest.mark.browser
+
+GM_RESTART = """async ([slug, token]) => {
+  const socket = io({auth: {table: slug, token}, transports: ['websocket']});
+  await new Promise((resolve) => socket.on('connect', resolve));
+  const ack = await new Promise((resolve) => socket.emit('battle_restart', {}, resolve));
+  socket.disconnect();
+  return ack;
+}"""
+FILL_TRANSITION = "(sid) => getComputedStyle(document.querySelector(`[data-testid=strength-${sid}] .kit-bar-fill`)).transitionDuration"
 
 
 def test_the_olympia_display_keeps_its_unit_blocks_across_updates(browser: Any, live_server: LiveServer) -> None:
@@ -59,6 +68,19 @@ def test_the_olympia_display_keeps_its_unit_blocks_across_updates(browser: Any, 
         page.wait_for_selector("[data-testid^=side-][data-broken=true]")
         assert page.evaluate("() => document.querySelector('[data-testid=unit-c1]').__kept === true")
         assert page.locator("[data-testid^=side-].is-broken .old-broken-tag").inner_text() == "BROKEN"
+
+        # a new battle: the armies are whole at once, their bars do not slide back up (nothing was won
+        # back); the next phase's fall slides again
+        ack = helper.evaluate(GM_RESTART, [slug, gm_token])
+        assert ack and ack.get("ok"), ack
+        page.wait_for_selector("[data-testid=strength-A].old-no-slide")
+        assert page.evaluate(FILL_TRANSITION, "A") == "0s"
+        assert page.locator("[data-testid^=side-][data-broken=true]").count() == 0
+        assert page.get_attribute("[data-testid=unit-c1]", "data-lost") == "0"
+        gm_declares(helper, live_server, slug, gm_token, {"type": "begin"}, {"type": "step", "by": "phase"})
+        page.wait_for_selector("[data-testid=unit-c1]:not([data-lost='0'])")
+        assert page.locator("[data-testid=strength-A].old-no-slide").count() == 0
+        assert page.evaluate(FILL_TRANSITION, "A") == "0.6s"
         assert not errors, errors
     finally:
         context.close()

@@ -106,7 +106,7 @@ export function render(root, view, ctx) {
     const side = view.sides[sid];
     const panel = board.sides.get(sid);
     broken[sid] = !!side.broken;
-    updateSide(panel, side, sid, ctx, previousBroken[sid] === false && side.broken);
+    updateSide(panel, side, sid, ctx, previousBroken[sid] === false && side.broken, newBattle);
     const rows = [...(side.rows || [])].sort((a, b) => a.behind - b.behind);
     const rowsKey = rows.map((row) => `${row.behind}:${(row.units || []).map((u) => u.id).join(",")}`).join("|");
     if (panel.rowsKey !== rowsKey) {
@@ -367,7 +367,7 @@ function block(g, r, k) {
 }
 
 // --- one update --------------------------------------------------------------------------------
-function updateSide(panel, side, sid, ctx, justBroke) {
+function updateSide(panel, side, sid, ctx, justBroke, newBattle) {
   const { memo, el } = panel;
   setClass(memo, el, "is-broken", !!side.broken);
   setClass(memo, el, "just-broke", !!justBroke); // off at the next update, so a later break shakes again
@@ -375,12 +375,13 @@ function updateSide(panel, side, sid, ctx, justBroke) {
   setText(memo, "name", panel.name, side.name);
   setShown(memo, "broken-tag", panel.brokenTag, side.broken ? "BROKEN" : "");
   setShown(memo, "structure", panel.structure, side.structure ? structureText(side.structure) : "");
-  strengthBar(panel, side, sid, ctx);
+  strengthBar(panel, side, sid, ctx, newBattle);
 }
 
 // The side's strength against its break line: kit.healthBar's bar, made once and then written in
-// place (its fill scaled rather than resized, so a fall animates on the compositor).
-function strengthBar(panel, side, sid, ctx) {
+// place (its fill scaled rather than resized, so a fall animates on the compositor). A new battle's
+// armies are whole at once: their bars do not slide back up (nothing was won back).
+function strengthBar(panel, side, sid, ctx, newBattle) {
   const total = side.total;
   const start = side.start_total;
   const hasMarker = side.threshold !== null && start > 0; // as kit.healthBar draws its marker
@@ -399,6 +400,7 @@ function strengthBar(panel, side, sid, ctx) {
   for (const l of ["high", "mid", "low"]) setClass(bar.memo, bar.el, `kit-${l}`, l === level);
   setAttr(bar.memo, bar.el, "aria-valuenow", total);
   setAttr(bar.memo, bar.el, "aria-valuemax", start);
+  setClass(bar.memo, bar.el, "old-no-slide", !!newBattle); // (off again at the next update: its fall slides)
   setStyle(bar.memo, bar.fill, "transform", `scaleX(${frac.toFixed(4)})`);
   if (bar.marker) setStyle(bar.memo, bar.marker, "left", `${Math.max(0, Math.min(100, (100 * side.threshold) / start)).toFixed(1)}%`);
   setText(bar.memo, "text", bar.text, text);
