@@ -44,6 +44,11 @@ def test_olympia_battle_round_by_round(browser: Any, live_server: LiveServer, sh
         gm.wait_for_selector("[data-testid=begin-battle]")
 
         # Deployment from the phone: tap the unit, tap a row; set the break point. No sideways scrolling.
+        # (the phone's banner says what the player may do: their units' rows and, as their side's
+        # leader, its break point; the GM's says to begin)
+        phone.wait_for_selector("[data-testid=stage] >> text=Choose your units' rows")
+        assert "set your side's break point; the GM begins the battle." in phone.inner_text("[data-testid=stage]")
+        assert "then begin the battle" in gm.inner_text("[data-testid=stage]")
         phone.click("[data-testid=unit-c1]")
         phone.click("[data-testid=move-here-A-1]")
         watch.wait_for_selector("[data-testid=row-A-1] [data-testid=unit-c1]")

@@ -80,7 +80,7 @@ export function render(root, view, ctx) {
   top.className = `ol ol-role-${ctx.role}`;
   Object.assign(top.dataset, { status: view.status, round: view.round, phase: view.next_phase || "" });
   keyed(top, [
-    part("banner", [view.status, view.round, view.next_phase, view.outcome, view.options, ctx.role], banner),
+    part("banner", [view.status, view.round, view.next_phase, view.outcome, view.options, ctx.role, view.status === "setup" ? deploymentHint() : null], banner),
     part("controls", [begin, steps], controls),
     always(oddsPanel()),
     part("orders", [movesKey, breakForms, ctx.role === "player" ? Object.values(view.sides).map((sd) => [sd.break_point, sd.rows.map((r) => [r.behind, r.units.filter((u) => u.mine)])]) : null], playerOrders),
@@ -111,14 +111,27 @@ export function render(root, view, ctx) {
     if (view.status === "setup") {
       return h("div", { class: "ol-banner", dataset: { testid: "stage" } },
         h("strong", { class: "ol-stage" }, "Deployment"),
-        h("span", { class: "muted" }, ctx.role === "spectator" ? "The armies are taking their places." :
-          "Drag a unit (or tap it, then tap a row) to change its row; set each side's break point; the GM begins the battle."));
+        h("span", { class: "muted" }, deploymentHint()));
     }
     const phase = view.next_phase ? PHASES[view.next_phase] : "";
     return h("div", { class: "ol-banner", dataset: { testid: "stage" } },
       h("strong", { class: "ol-stage" }, view.round ? `Round ${view.round}` : "Before round 1"),
       phase ? h("span", {}, `next: ${phase}`) : null,
       terrainLine());
+  }
+
+  // what the viewer may do before the battle: a player arranges their own units (and sets their
+  // side's break point if they lead it), the GM every unit and both break points
+  function deploymentHint() {
+    if (ctx.role === "spectator") return "The armies are taking their places.";
+    if (ctx.role === "player") {
+      const mine = Object.keys(moves).length > 0;
+      const leads = Object.keys(breakForms).length > 0;
+      if (!mine && !leads) return "The GM arranges the armies and begins the battle.";
+      return `${mine ? "Choose your units' rows (or tap a unit, then a row)" : ""}${mine && leads ? "; " : ""}${leads ? "set your side's break point" : ""}; the GM begins the battle.`
+        .replace(/^s/, "S");
+    }
+    return "Drag a unit (or tap it, then tap a row) to change its row; set each side's break point; then begin the battle.";
   }
 
   function terrainLine() {
