@@ -15,7 +15,7 @@
 // The tiles' places are measured once when the rows are laid out (a new battle, a unit moved up a
 // row) or the board changes size, never on an ordinary update. Each tile carries the unit's numbers
 // for assistive technology and tests (aria-label; data-men, data-lost, data-state).
-import { count } from "../ui.js";
+import { count as fmt } from "../ui.js"; // 1234567 -> "1,234,567"
 import { joinParts } from "./common.js";
 
 const PHASES = { volley: "opening volley", special: "special attacks", missile: "missile phase", melee: "melee phase" };
@@ -28,8 +28,6 @@ let previousBroken = {};
 let board = null; // the skeleton drawn last: {el, sidesKey, sides: Map(side id -> parts), units: Map(side:id -> parts), memo}
 let lastBattle = null; // ctx.battleId when the page passes it
 let lastVersion = null;
-
-const fmt = count; // 1234567 -> "1,234,567"
 
 // Writers that touch the DOM only when the value differs from the one written last (kept in `memo`,
 // never read back from the DOM: a read after a write would force a layout).

@@ -105,7 +105,7 @@ export function render(root, view, ctx) {
         // on a phone every combatant's card folds away (the player's own numbers are at the top);
         // folded, the cards are not drawn at all, and opening the fold draws them
         ctx.role === "player"
-          ? h("details", { class: "ep-card ep-roster ep-roster-fold", dataset: { testid: "ep-roster" }, ontoggle: () => redraw() },
+          ? h("details", { class: "ep-card ep-roster ep-roster-fold phone-fold", dataset: { testid: "ep-roster" }, ontoggle: () => redraw() },
             h("summary", { dataset: { testid: "ep-roster-open" } }, "All combatants"), h("div", { class: "ep-roster-list" }))
           : h("section", { class: "ep-card ep-roster", dataset: { testid: "ep-roster" } }, h("h2", {}, "Combatants"), h("div", { class: "ep-roster-list" })))),
       update: fillMain,
@@ -186,8 +186,7 @@ export function render(root, view, ctx) {
       detail: `${o.total}`,
     }));
     if (!box.firstChild) {
-      box.append(h("ol", { class: "kit-strip", "aria-label": "Initiative order", dataset: { testid: "ep-initiative" } }),
-        h("p", { class: "muted ep-order-more" }));
+      box.append(kit.turnStrip([], { label: "Initiative order", testid: "ep-initiative" }), h("p", { class: "muted ep-order-more" }));
     }
     const [strip, moreLine] = box.children;
     keyed(strip, entries.map((e) => part("entry", e, () => kit.turnStripItem(e))));

@@ -7,7 +7,7 @@
 
 import * as kit from "../kit.js"; // the shared front-end kit (token, die, health bar, turn strip, action button, panel)
 import * as odds from "../odds.js"; // each side's chance to win, simulated by the server (issue 17)
-import { count } from "../ui.js";
+import { count as fmt } from "../ui.js"; // 1234567 -> "1,234,567"
 
 // Troop badges: a short mark and a colour family per kind (drawing only; the ratings live on the server).
 const BADGES = {
@@ -32,8 +32,6 @@ let latest = null; // the newest {root, view, ctx}: a unit kept from an earlier 
 function redraw() {
   if (latest) render(latest.root, latest.view, latest.ctx);
 }
-
-const fmt = count; // 1234567 -> "1,234,567"
 
 export function render(root, view, ctx) {
   // health-like bars from the shared kit (numbers as text, never colour alone)
@@ -128,8 +126,8 @@ export function render(root, view, ctx) {
       const mine = Object.keys(moves).length > 0;
       const leads = Object.keys(breakForms).length > 0;
       if (!mine && !leads) return "The GM arranges the armies and begins the battle.";
-      return `${mine ? "Choose your units' rows (or tap a unit, then a row)" : ""}${mine && leads ? "; " : ""}${leads ? "set your side's break point" : ""}; the GM begins the battle.`
-        .replace(/^s/, "S");
+      const yours = [mine ? "choose your units' rows (or tap a unit, then a row)" : null, leads ? "set your side's break point" : null].filter(Boolean).join("; ");
+      return `${yours[0].toUpperCase()}${yours.slice(1)}; the GM begins the battle.`;
     }
     return "Drag a unit (or tap it, then tap a row) to change its row; set each side's break point; then begin the battle.";
   }
@@ -552,7 +550,7 @@ export function render(root, view, ctx) {
     }
     let fold = section.querySelector(".ol-report-fold");
     if (!fold) {
-      fold = h("details", { class: "ol-report-fold", dataset: { testid: "report-earlier" }, ontoggle: () => redraw() },
+      fold = h("details", { class: "ol-report-fold phone-fold", dataset: { testid: "report-earlier" }, ontoggle: () => redraw() },
         h("summary", {}), h("ol", { class: "ol-report-list", reversed: true }));
       section.append(fold);
     }
