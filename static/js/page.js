@@ -431,8 +431,13 @@ function renderDice(events, fresh) {
   let rolls = recent.flatMap((e) => e.rolls);
   if (role === "player") {
     // a phone shows real dice only (a mass battle's phase draws hundreds of numbers: the report says
-    // what they did), and the first eight of them
-    rolls = rolls.filter(kit.showableRoll).slice(0, 8);
+    // what they did), and its first rolls up to a dozen dice (at least one roll), so that they read
+    // on one screen and roll in quickly
+    let faces = 0;
+    rolls = rolls.filter(kit.showableRoll).filter((roll, i) => {
+      faces += (roll.faces || []).length;
+      return i === 0 || faces <= 12;
+    });
     if (!rolls.length) {
       if (els.dice.__shown !== "none") { els.dice.__shown = "none"; replace(els.dice, h("p", { class: "muted" }, "No dice to show for this step.")); }
       return;

@@ -92,6 +92,17 @@ def test_olympia_battle_round_by_round(browser: Any, live_server: LiveServer, sh
         report = watch.inner_text("[data-testid=report]")
         assert "Round 1, melee" in report or "Round 1, missile attacks" in report
         phone.wait_for_selector("[data-testid=outcome]")
+        # the phone's dice tray: its first rolls up to a dozen dice, every roll inside the card (a roll
+        # of many dice wraps its faces instead of running off the edge)
+        tray = phone.evaluate("""() => {
+          const tray = document.querySelector('[data-testid=dice-tray]');
+          const rolls = [...tray.querySelectorAll('[data-testid=roll]')];
+          return {rolls: rolls.length, dice: tray.querySelectorAll('.kit-die').length, width: tray.clientWidth,
+                  widest: Math.max(0, ...rolls.map((r) => r.scrollWidth))};
+        }""")
+        assert tray["rolls"] == 1 or tray["dice"] <= 12, tray
+        assert tray["widest"] <= tray["width"], tray
+        assert phone.evaluate("document.documentElement.scrollWidth") <= 375
         watch.screenshot(path=str(shots / "spectator-end.png"), full_page=True)
         phone.screenshot(path=str(shots / "phone-end.png"), full_page=True)
     finally:
