@@ -242,8 +242,29 @@ function renderCue() {
   if (same(els.cue, [nowText, cue.detail || ""])) return; // unchanged: nothing to lay out again
   els.cue.dataset.active = cue.now ? "true" : "false";
   els.cue.dataset.long = nowText.length > 34 ? "true" : "false";
-  replace(els.cue, nowText ? h("span", { class: "d-now" }, nowText) : null);
-  replace(els.phase, cue.detail || "");
+  if (nowText) textIn(els.cue, "span", "d-now", nowText);
+  else replace(els.cue);
+  textIn(els.phase, null, null, cue.detail || "");
+}
+
+// `el` showing `text` alone, in a child <tag class=cls> (or as its own text when tag is null): the
+// child and its text node are kept and their words changed, so an update lays out new words but
+// builds, styles and attaches no new element (each update of a phase changes every one of them).
+function textIn(el, tag, cls, text) {
+  let holder = el;
+  if (tag) {
+    holder = el.firstElementChild;
+    if (!holder || el.childNodes.length !== 1 || holder.localName !== tag || holder.className !== cls) {
+      replace(el, h(tag, { class: cls }, text));
+      return;
+    }
+  }
+  const node = holder.firstChild;
+  if (node && node.nodeType === Node.TEXT_NODE && holder.childNodes.length === 1) {
+    if (node.data !== text) node.data = text;
+  } else {
+    holder.textContent = text;
+  }
 }
 
 // Whether `el` already shows what `shown` describes (remembered on it); a part around the board is
@@ -275,13 +296,14 @@ function renderResult() {
   }
   els.result.dataset.testid = "last-result-words";
   if (same(els.result, words)) return;
-  replace(els.result, words ? h("p", { class: "d-result-text" }, words) : h("p", { class: "d-muted" }, "No result yet"));
+  if (words) textIn(els.result, "p", "d-result-text", words);
+  else textIn(els.result, "p", "d-muted", "No result yet");
 }
 
 function renderDice() {
   if (!battle) return;
   const rolled = eventsWithRolls(battle.events);
-  if (!rolled.length) { replace(els.dice, h("p", { class: "d-muted" }, "No dice yet")); diceShownV = null; return; }
+  if (!rolled.length) { textIn(els.dice, "p", "d-muted", "No dice yet"); diceShownV = null; return; } // (a mass battle's every update)
   const lastV = rolled[rolled.length - 1].v;
   const rolls = rolled.filter((e) => e.v === lastV).flatMap((e) => e.rolls).filter(showable);
   const fresh = diceShownV !== lastV && lastFresh.some((e) => e.v === lastV);
@@ -302,7 +324,17 @@ function renderLog() {
   if (!battle) return;
   const lines = battle.events.filter((e) => e.text).slice(mode === "watch" ? -8 : -3).reverse();
   if (same(els.log, lines.map((e) => [e.v, e.type || "", e.text]))) return;
-  replace(els.log, lines.map((e, i) => h("li", { class: i === 0 ? "d-log-latest" : "", dataset: { type: e.type || "", v: e.v } }, e.text)));
+  // the lines move down one by one: the same number of lines are written in place
+  if (els.log.childElementCount !== lines.length) {
+    replace(els.log, lines.map((e, i) => h("li", { class: i === 0 ? "d-log-latest" : "", dataset: { type: e.type || "", v: e.v } }, e.text)));
+    return;
+  }
+  lines.forEach((e, i) => {
+    const li = els.log.children[i];
+    li.dataset.type = e.type || "";
+    li.dataset.v = String(e.v);
+    textIn(li, null, null, e.text);
+  });
 }
 
 // --- the join corner --------------------------------------------------------------------------

@@ -1,7 +1,10 @@
 """The Olympia table display updates its board in place: a unit's tile is the same element after an
 update (its numbers drawn again on the canvas under it, not the board rebuilt), and a unit that lost
 men shows it: its data-lost and its accessible name say how many, and the canvas draws the red of the
-part that fell round its block; a new battle's strength bars are full at once (no slide back up)."""
+part that fell round its block; a new battle's strength bars are full at once (no slide back up), and
+a fall slides in a few steps (each step is a frame the TV's compositor draws). The words around the
+board (the turn cue, the latest result, the log's lines) are written into the
+same elements at every update, not built again."""
 
 from __future__ import annotations
 
@@ -22,6 +25,11 @@ GM_RESTART = """async ([slug, token]) => {
   return ack;
 }"""
 FILL_TRANSITION = "(sid) => getComputedStyle(document.querySelector(`[data-testid=strength-${sid}] .kit-bar-fill`)).transitionDuration"
+FILL_TIMING = "(sid) => getComputedStyle(document.querySelector(`[data-testid=strength-${sid}] .kit-bar-fill`)).transitionTimingFunction"
+# the words around the board: each element marked before an update, then [still the same element, its text]
+AROUND = ["#cue .d-now", "#result p", "#log li:first-child", "#log li:last-child"]
+MARK_AROUND = "(sels) => sels.forEach((sel) => { document.querySelector(sel).__kept = true; })"
+READ_AROUND = "(sels) => sels.map((sel) => { const el = document.querySelector(sel); return el ? [el.__kept === true, el.textContent] : null; })"
 
 
 def test_the_olympia_display_keeps_its_unit_blocks_across_updates(browser: Any, live_server: LiveServer) -> None:
@@ -62,6 +70,17 @@ def test_the_olympia_display_keeps_its_unit_blocks_across_updates(browser: Any, 
         assert after["red"] > 50, f"the part that fell is not drawn red: {after}"
         # the strength bar's text follows the side's strength
         assert page.inner_text("[data-testid=strength-A]").startswith("Strength ")
+
+        # the next phase: the words around the board change in the same elements
+        page.evaluate(MARK_AROUND, AROUND)
+        words_before = page.evaluate(READ_AROUND, AROUND)
+        gm_declares(helper, live_server, slug, gm_token, {"type": "step", "by": "phase"})
+        page.wait_for_function("(text) => document.querySelector('#cue .d-now').textContent !== text", arg=words_before[0][1])
+        words_after = page.evaluate(READ_AROUND, AROUND)
+        assert all(w and w[0] for w in words_after), f"the words around the board were built again: {words_after}"
+        changed = [sel for sel, b, a in zip(AROUND, words_before, words_after, strict=True) if b[1] != a[1]]
+        assert {"#cue .d-now", "#result p", "#log li:first-child"} <= set(changed), (words_before, words_after)
+        assert page.evaluate(FILL_TIMING, "A").startswith("steps("), page.evaluate(FILL_TIMING, "A")
 
         # the whole battle: every update applied to the same blocks, the broken side marked
         gm_declares(helper, live_server, slug, gm_token, {"type": "step", "by": "battle"})
