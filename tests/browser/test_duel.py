@@ -88,6 +88,9 @@ def test_a_duel_from_gm_screen_to_phone_to_spectator(browser: Any, live_server: 
                 break
             turn = watch.get_attribute("[data-testid=last-turn]", "data-turn")
             phone.click("[data-testid=choose-attack][data-combatant=c1]")
+            # the GM chooses once their screen shows the player's choice, as in the first turn: a choice
+            # sent from the version before the player's is refused as out of date (the GM would tap again)
+            gm.wait_for_selector("[data-testid=chosen-c1][data-chosen=true]")
             gm.click("[data-testid=choose-attack][data-combatant=c2]")
             watch.wait_for_selector(f"[data-testid=last-turn]:not([data-turn='{turn}']), [data-testid=outcome]")
         watch.wait_for_selector("[data-testid=outcome]")
