@@ -248,8 +248,8 @@ function renderCue() {
 }
 
 // `el` showing `text` alone, in a child <tag class=cls> (or as its own text when tag is null): the
-// child and its text node are kept and their words changed, so an update lays out new words but
-// builds, styles and attaches no new element (each update of a phase changes every one of them).
+// child and its text node are kept and their words changed (ui.setWords), so an update lays out new
+// words but builds, styles and attaches no new element (each update of a phase changes every one).
 function textIn(el, tag, cls, text) {
   let holder = el;
   if (tag) {
@@ -259,12 +259,7 @@ function textIn(el, tag, cls, text) {
       return;
     }
   }
-  const node = holder.firstChild;
-  if (node && node.nodeType === Node.TEXT_NODE && holder.childNodes.length === 1) {
-    if (node.data !== text) node.data = text;
-  } else {
-    holder.textContent = text;
-  }
+  ui.setWords(holder, text);
 }
 
 // Whether `el` already shows what `shown` describes (remembered on it); a part around the board is

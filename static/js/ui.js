@@ -59,6 +59,20 @@ export function count(n) {
   return typeof n === "number" ? n.toLocaleString("en-GB") : String(n);
 }
 
+/**
+ * `el`'s words set to `text`, written into its one text node when it has one: a changed text node is
+ * only laid out again, where a new one (textContent) is also attached and styled. For the words an
+ * update changes every time (a display's cue and log, a unit's name).
+ */
+export function setWords(el, text) {
+  const node = el.firstChild;
+  if (node && node.nodeType === Node.TEXT_NODE && !node.nextSibling) {
+    if (node.data !== text) node.data = text;
+  } else {
+    el.textContent = text;
+  }
+}
+
 /** Replace the children of `el`. */
 export function replace(el, ...children) {
   el.replaceChildren();

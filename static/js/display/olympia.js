@@ -15,7 +15,7 @@
 // The tiles' places are measured once when the rows are laid out (a new battle, a unit moved up a
 // row) or the board changes size, never on an ordinary update. Each tile carries the unit's numbers
 // for assistive technology and tests (aria-label; data-men, data-lost, data-state).
-import { count as fmt } from "../ui.js"; // 1234567 -> "1,234,567"
+import { count as fmt, setWords } from "../ui.js"; // fmt: 1234567 -> "1,234,567"
 import { joinParts } from "./common.js";
 
 const PHASES = { volley: "opening volley", special: "special attacks", missile: "missile phase", melee: "melee phase" };
@@ -31,14 +31,11 @@ let lastVersion = null;
 
 // Writers that touch the DOM only when the value differs from the one written last (kept in `memo`,
 // never read back from the DOM: a read after a write would force a layout).
-// Text is written into the part's own text node (a new text node would be re-attached, restyled and
-// relaid out; a changed one is only relaid out).
+// Text is written into the part's own text node (ui.setWords).
 function setText(memo, key, el, text) {
   if (memo[key] === text) return;
   memo[key] = text;
-  const node = el.firstChild;
-  if (node && node.nodeType === 3 && !node.nextSibling) node.data = text;
-  else el.textContent = text;
+  setWords(el, text);
 }
 function setShown(memo, key, el, text) { // an optional part: its text, or hidden and empty
   setText(memo, key, el, text || "");
