@@ -269,6 +269,12 @@ class RuleSystem:
     summary: ClassVar[str] = ""
     #: declaration types only a GM may send
     gm_declarations: ClassVar[frozenset[str]] = frozenset()
+    #: declaration types that the sides make at the same time, each for its own combatant and blind
+    #: to the others' (Phantom's Bane's secret choices): one of them, made on a version that only
+    #: such declarations for *other* combatants have passed since, was made on the same board, so
+    #: the server applies it instead of refusing it as out of date. A system lists a type here only
+    #: if nothing can resolve before the combatant's own declaration is in.
+    simultaneous_declarations: ClassVar[frozenset[str]] = frozenset()
     #: lineup limits
     min_combatants: ClassVar[int] = 2
     max_combatants: ClassVar[int] = 64

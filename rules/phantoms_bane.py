@@ -187,6 +187,8 @@ class PhantomsBane(RuleSystem):
         "four dice settle the exchange, and a long fight wears both down."
     )
     gm_declarations: ClassVar[frozenset[str]] = frozenset({"force_resolve", "set_escape"})
+    #: both sides choose in secret at once; a turn resolves only once each side's choice is in
+    simultaneous_declarations: ClassVar[frozenset[str]] = frozenset({"choose"})
     min_combatants: ClassVar[int] = 2
     max_combatants: ClassVar[int] = 2
     sides: ClassVar[tuple[str, ...]] = ("A", "B")

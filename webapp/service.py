@@ -952,7 +952,7 @@ class BattleService:
                     raise NotPermitted("that battle is not at your table")
                 if seen_version is not None:
                     return CommandResult(battle.id, battle.table_id, seen_version, seen_version - 1, [], duplicate=True)
-                if expected_v is not None and expected_v != battle.version and not self._moved_on_by_client_seeds(battle.id, expected_v, battle.version):
+                if expected_v is not None and expected_v != battle.version and not self._moved_on_beside(battle, expected_v, declaration):
                     raise StaleVersion(
                         f"the battle has moved on (you saw version {expected_v}, it is now at {battle.version}); look again and retry",
                         battle.version,
@@ -966,19 +966,39 @@ class BattleService:
         self._broadcast(result)
         return result
 
-    #: how many versions a command may be behind when only client seeds came in between (one per seat)
-    SEED_ONLY_GAP = 16
+    #: how many versions a command may be behind when only commands beside it came in between
+    #: (client seeds, one per seat; the other side's secret choice)
+    BESIDE_GAP = 16
 
-    def _moved_on_by_client_seeds(self, battle_id: int, seen: int, current: int) -> bool:
-        """Whether every command since version ``seen`` only added a player's client seed. Those leave
-        the battle's state as it was, so a declaration made on ``seen`` still reads the same board: a
-        player's first tap is not refused because their own phone's seed landed just before it."""
-        if not 0 <= seen < current or current - seen > self.SEED_ONLY_GAP:
+    def _moved_on_beside(self, battle: BattleRecord, seen: int, declaration: dict[str, Any]) -> bool:
+        """Whether every command since version ``seen`` left what ``declaration`` was made on as it was,
+        so that it still reads the same board and is applied rather than refused as out of date:
+
+        - a player's client seed leaves the battle's state as it was (a player's first tap often
+          races their own phone's seed);
+        - when ``declaration`` is one of the system's simultaneous declarations (Phantom's Bane's
+          secret choice), another combatant's simultaneous declaration: the two sides choose at the
+          same moment, blind to each other, and the turn cannot have resolved without this
+          combatant's own choice. A choice for the same combatant, or any other command, in between
+          still makes it out of date.
+        """
+        current = battle.version
+        if not 0 <= seen < current or current - seen > self.BESIDE_GAP:
             return False
+        simultaneous = get_system(battle.system_id).simultaneous_declarations
+        mine = declaration.get("combatant") if declaration.get("type") in simultaneous else None
+
+        def beside(d: Any) -> bool:
+            if not isinstance(d, dict):
+                return False
+            if d.get("type") == ENTROPY:
+                return True
+            return isinstance(mine, str) and d.get("type") in simultaneous and isinstance(d.get("combatant"), str) and d["combatant"] != mine
+
         with self.session() as s:
             kinds = s.exec(select(BattleCommand.declaration).where(
-                BattleCommand.battle_id == battle_id, col(BattleCommand.version) > seen, col(BattleCommand.version) <= current)).all()
-        return len(kinds) == current - seen and all(isinstance(d, dict) and d.get("type") == ENTROPY for d in kinds)
+                BattleCommand.battle_id == battle.id, col(BattleCommand.version) > seen, col(BattleCommand.version) <= current)).all()
+        return len(kinds) == current - seen and all(beside(d) for d in kinds)
 
     def _apply(
         self,

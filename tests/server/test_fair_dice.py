@@ -300,12 +300,12 @@ def test_a_declaration_made_before_a_client_seed_landed_is_not_stale(app: Any) -
                                  "declaration": {"type": "choose", "combatant": "jharek", "option": "attack"}}, callback=True)
     assert ack["ok"], ack
     assert duel.state["choices"]["jharek"] == "attack"
-    # behind a real command (Alice's choice): stale, nothing changes
+    # behind a real command (Alice's choice, and Alice changes it from the old version): stale, nothing changes
     version = duel.version
-    reply = bob.emit("declare", {"battle_id": duel.battle_id, "expected_v": seen,
-                                 "declaration": {"type": "choose", "combatant": "monster", "option": "press"}}, callback=True)
+    reply = alice.emit("declare", {"battle_id": duel.battle_id, "expected_v": seen,
+                                   "declaration": {"type": "choose", "combatant": "jharek", "option": "press"}}, callback=True)
     assert reply["ok"] is False and reply["code"] == "stale", reply
-    assert duel.version == version and duel.state["choices"]["monster"] is None
+    assert duel.version == version and duel.state["choices"]["jharek"] == "attack" and duel.state["choices"]["monster"] is None
     # a version from the future is stale too
     reply = gm.emit("declare", {"battle_id": duel.battle_id, "expected_v": version + 5,
                                 "declaration": {"type": "choose", "combatant": "monster", "option": "press"}}, callback=True)

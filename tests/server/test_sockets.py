@@ -188,16 +188,53 @@ def test_malformed_declarations_get_a_clear_error_and_change_nothing(duel: Table
     assert duel.version == before and duel.state == state
 
 
-def test_a_stale_version_is_refused(duel: Table) -> None:
-    gm = duel.gm()
-    old = duel.version
-    assert choose(gm, duel, "jharek", "attack")["ok"]
+def test_a_secret_choice_sent_at_the_same_moment_as_the_other_sides_is_applied(duel: Table) -> None:
+    """Both sides choose on the same version; the second to land is not refused as out of date:
+    the other side's secret choice left the board it was made on as it was."""
+    gm, alice = duel.gm(), duel.alice()
+    seen = duel.version
+    assert choose(alice, duel, "jharek", "attack")["ok"]
+    turn = duel.state["turn"]
     ack = gm.emit(
         "declare",
-        {"battle_id": duel.battle_id, "expected_v": old, "declaration": {"type": "choose", "combatant": "monster", "option": "attack"}},
+        {"battle_id": duel.battle_id, "expected_v": seen, "declaration": {"type": "choose", "combatant": "monster", "option": "attack"}},
+        callback=True,
+    )
+    assert ack["ok"] is True and ack["v"] == seen + 2 == duel.version
+    assert duel.state["turn"] == turn + 1  # both choices were in: the turn resolved
+
+
+def test_a_stale_version_is_refused(duel: Table) -> None:
+    gm, alice = duel.gm(), duel.alice()
+    old = duel.version
+    assert choose(alice, duel, "jharek", "attack")["ok"]
+    # a choice for the same combatant, made before its own choice landed
+    ack = alice.emit(
+        "declare",
+        {"battle_id": duel.battle_id, "expected_v": old, "declaration": {"type": "choose", "combatant": "jharek", "option": "press"}},
         callback=True,
     )
     assert ack["ok"] is False and ack["code"] == "stale" and ack["v"] == duel.version
+    assert duel.state["choices"]["jharek"] == "attack"
+    # a GM command that is not a secret choice, made before the choice landed
+    ack = gm.emit(
+        "declare",
+        {"battle_id": duel.battle_id, "expected_v": old, "declaration": {"type": "force_resolve"}},
+        callback=True,
+    )
+    assert ack["ok"] is False and ack["code"] == "stale"
+    assert duel.state["choices"]["monster"] is None and duel.version == old + 1
+    # a secret choice behind a command that is not one: the GM sets the escape rule, then a stale choice
+    moved = duel.version
+    ack = gm.emit("declare", {"battle_id": duel.battle_id, "expected_v": moved, "declaration": {"type": "set_escape", "possible": False}},
+                  callback=True)
+    assert ack["ok"], ack
+    ack = gm.emit(
+        "declare",
+        {"battle_id": duel.battle_id, "expected_v": moved, "declaration": {"type": "choose", "combatant": "monster", "option": "attack"}},
+        callback=True,
+    )
+    assert ack["ok"] is False and ack["code"] == "stale"
     assert duel.state["choices"]["monster"] is None
 
 
