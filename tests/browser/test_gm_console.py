@@ -71,7 +71,7 @@ def test_every_panel_can_be_reached(browser: Any, live_server: LiveServer, shots
         gm.screenshot(path=str(shots / f"gm-{system}-tablet.png"))
         # on the tablet the board beside the console is about 640 px wide: a grid with cards beside it
         # takes its whole width (the cards go below) instead of sharing it
-        grid_box = {"eclipse-phase": "ep-grid", "battles-and-balances": "bb-grid"}.get(system)
+        grid_box = {"eclipse-phase": "ep-grid", "battles-and-balances": "bb-grid", "adnd": "ad-grid"}.get(system)
         if grid_box:
             board_width = gm.locator("[data-testid=battle]").bounding_box()["width"]
             assert gm.locator(f"[data-testid={grid_box}]").bounding_box()["width"] >= 0.9 * board_width
