@@ -87,12 +87,17 @@ def test_a_duel_from_gm_screen_to_phone_to_spectator(browser: Any, live_server: 
             if watch.locator("[data-testid=outcome]").count():
                 break
             turn = watch.get_attribute("[data-testid=last-turn]", "data-turn")
-            phone.click("[data-testid=choose-attack][data-combatant=c1]")
-            # the GM chooses once their screen shows the player's choice, as in the first turn: a choice
-            # sent from the version before the player's is refused as out of date (the GM would tap again)
-            gm.wait_for_selector("[data-testid=chosen-c1][data-chosen=true]")
-            gm.click("[data-testid=choose-attack][data-combatant=c2]")
+            # both sides tap at the same moment, once both screens show the new turn: the second choice to
+            # land was made on the version before the first and still counts (no "moved on", no second tap)
+            for page in (gm, phone):
+                page.wait_for_selector("[data-testid=chosen-c1][data-chosen=false]")
+                page.wait_for_selector("[data-testid=chosen-c2][data-chosen=false]")
+            phone.click("[data-testid=choose-attack][data-combatant=c1]", no_wait_after=True)
+            gm.click("[data-testid=choose-attack][data-combatant=c2]", no_wait_after=True)
             watch.wait_for_selector(f"[data-testid=last-turn]:not([data-turn='{turn}']), [data-testid=outcome]")
+            for page in (gm, phone):
+                shown = page.locator("[data-testid=notice]:visible")
+                assert not (shown.count() and "moved on" in shown.inner_text()), "a simultaneous choice was refused"
         watch.wait_for_selector("[data-testid=outcome]")
         phone.wait_for_selector("[data-testid=outcome]")
         watch.screenshot(path=str(shots / "spectator-end.png"), full_page=True)
