@@ -357,6 +357,14 @@ class RuleSystem:
     ) -> tuple[State, list[Event]]:
         raise NotImplementedError
 
+    def made_beside(self, declaration: Mapping[str, Any], since: Mapping[str, Any]) -> bool:
+        """Whether ``declaration``, made before ``since`` was applied, still reads the same board: both
+        are simultaneous declarations (:attr:`simultaneous_declarations`) for different combatants."""
+        kinds = self.simultaneous_declarations
+        mine, other = declaration.get("combatant"), since.get("combatant")
+        return (declaration.get("type") in kinds and since.get("type") in kinds
+                and isinstance(mine, str) and isinstance(other, str) and mine != other)
+
     def view_for(self, state: State, viewer: Viewer) -> dict[str, Any]:
         raise NotImplementedError
 

@@ -985,20 +985,12 @@ class BattleService:
         current = battle.version
         if not 0 <= seen < current or current - seen > self.BESIDE_GAP:
             return False
-        simultaneous = get_system(battle.system_id).simultaneous_declarations
-        mine = declaration.get("combatant") if declaration.get("type") in simultaneous else None
-
-        def beside(d: Any) -> bool:
-            if not isinstance(d, dict):
-                return False
-            if d.get("type") == ENTROPY:
-                return True
-            return isinstance(mine, str) and d.get("type") in simultaneous and isinstance(d.get("combatant"), str) and d["combatant"] != mine
-
+        system = get_system(battle.system_id)
         with self.session() as s:
             kinds = s.exec(select(BattleCommand.declaration).where(
                 BattleCommand.battle_id == battle.id, col(BattleCommand.version) > seen, col(BattleCommand.version) <= current)).all()
-        return len(kinds) == current - seen and all(beside(d) for d in kinds)
+        return len(kinds) == current - seen and all(
+            isinstance(d, dict) and (d.get("type") == ENTROPY or system.made_beside(declaration, d)) for d in kinds)
 
     def _apply(
         self,
