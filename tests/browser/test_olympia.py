@@ -16,6 +16,24 @@ pytestmark = pytest.mark.browser
 PHONE = {"viewport": {"width": 375, "height": 667}, "is_mobile": True, "has_touch": True, "device_scale_factor": 2}
 
 
+# every text a troop count shows on the page, from now on (a count's words are written in place)
+WATCH_COUNT_WRITES = """() => {
+  window.__countTexts = new Map();
+  const seen = (el) => {
+    const texts = window.__countTexts.get(el) || [];
+    if (texts[texts.length - 1] !== el.textContent) texts.push(el.textContent);
+    window.__countTexts.set(el, texts);
+  };
+  document.querySelectorAll('.ol-count').forEach(seen);
+  new MutationObserver((records) => records.forEach((r) => {
+    const el = r.target.nodeType === Node.TEXT_NODE ? r.target.parentElement : r.target;
+    if (el && el.classList.contains('ol-count')) seen(el);
+  })).observe(document.body, {subtree: true, characterData: true, childList: true});
+}"""
+READ_COUNT_WRITES = """() => [...window.__countTexts].filter(([el]) => el.isConnected).map(([el, texts]) => ({
+  texts, final: el.textContent, count: Number(el.closest('[data-testid^=troop-]').dataset.count)}))"""
+
+
 def counts(page: Any, side: str) -> dict[str, int]:
     cells = page.locator(f"[data-testid=side-{side}] [data-testid^=troop-]")
     return {cells.nth(i).get_attribute("data-testid"): int(cells.nth(i).get_attribute("data-count")) for i in range(cells.count())}
@@ -74,6 +92,21 @@ def test_olympia_battle_round_by_round(browser: Any, live_server: LiveServer, sh
         gm.click("[data-testid=begin-battle]")
         gm.wait_for_selector("[data-testid=step-round]")
         gm.screenshot(path=str(shots / "gm-ready.png"), full_page=True)
+
+        # The first round on the spectator's page: the counts that fell count down to the new ones in
+        # a few steps (not rewritten at every frame: a mass battle has hundreds of them), and end on
+        # the count the server sent
+        watch.evaluate(WATCH_COUNT_WRITES)
+        version = watch.get_attribute("[data-testid=battle]", "data-version")
+        gm.click("[data-testid=step-round]")
+        expect(watch.locator("[data-testid=battle]")).not_to_have_attribute("data-version", version or "")
+        watch.wait_for_timeout(1500)  # the fall takes about 0.6 s
+        falls = watch.evaluate(READ_COUNT_WRITES)
+        fell = [f for f in falls if len(set(f["texts"])) > 1]
+        assert fell, f"no count fell: {falls}"
+        assert all(f["final"] == f"{f['count']:,}" for f in falls), falls
+        assert max(len(f["texts"]) for f in falls) <= 7, fell  # the count it fell from and at most five steps (and a redraw)
+        assert any(len(set(f["texts"])) > 2 for f in fell), f"the counts jumped instead of falling: {fell}"
 
         # Round by round until a side breaks; the spectator's counts only ever fall.
         before = counts(watch, "B")

@@ -7,7 +7,7 @@
 
 import * as kit from "../kit.js"; // the shared front-end kit (token, die, health bar, turn strip, action button, panel)
 import * as odds from "../odds.js"; // each side's chance to win, simulated by the server (issue 17)
-import { count as fmt } from "../ui.js"; // 1234567 -> "1,234,567"
+import { count as fmt, setWords } from "../ui.js"; // fmt: 1234567 -> "1,234,567"
 
 // Troop badges: a short mark and a colour family per kind (drawing only; the ratings live on the server).
 const BADGES = {
@@ -28,6 +28,31 @@ let previousStrength = {}; // side -> percentage of the strength bar last drawn,
 let specialDraft = { preset: "dragon_fire", side: "A" };
 let armiesOpen = {}; // a phone's fold of each army, as the player left it (side -> open; unset: open while one of the player's units in it can be moved)
 let latest = null; // the newest {root, view, ctx}: a unit kept from an earlier draw redraws the newest view
+
+// Troop counts that fall from what they were to what they are (the GM's console and the spectators'
+// pages): in a few steps over about 0.6 s, all of them on one timer. Each written count lays the
+// board out again; a mass battle has hundreds of counts, and written at every frame they kept a
+// laptop busy for the whole fall (about 5 ms of layout per frame at 30 units a side).
+const FALL_STEPS = 5;
+const FALL_STEP_MS = 120;
+const falling = new Map(); // count's element -> {from, to}
+let fallTimer = null;
+let fallStep = 0;
+function startFalls(items) {
+  for (const [span, { to }] of falling) setWords(span, fmt(to)); // a fall still under way ends at once
+  falling.clear();
+  for (const [span, from, to] of items) falling.set(span, { from, to });
+  fallStep = 0;
+  clearTimeout(fallTimer);
+  fallTimer = falling.size ? setTimeout(stepFalls, FALL_STEP_MS) : null;
+}
+function stepFalls() {
+  fallStep += 1;
+  const k = fallStep / FALL_STEPS;
+  for (const [span, { from, to }] of falling) setWords(span, fmt(Math.round(from + (to - from) * k)));
+  if (fallStep < FALL_STEPS) fallTimer = setTimeout(stepFalls, FALL_STEP_MS);
+  else { falling.clear(); fallTimer = null; }
+}
 
 function redraw() {
   if (latest) render(latest.root, latest.view, latest.ctx);
@@ -69,6 +94,7 @@ export function render(root, view, ctx) {
   previous = current;
   previousVersion = ctx.version;
   const afterDraw = []; // animations started once the new DOM is in place
+  const falls = []; // [count's element, from, to]: counts that fall (startFalls)
   const still = typeof window !== "undefined" && window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches;
 
   // The board is kept between draws and only what changed is drawn again (ui.keyed): each side, row
@@ -97,6 +123,7 @@ export function render(root, view, ctx) {
       update: (panel) => fillSide(k, panel),
     })));
   }
+  if (falls.length) afterDraw.push(() => startFalls(falls));
   if (afterDraw.length && !still) requestAnimationFrame(() => requestAnimationFrame(() => afterDraw.forEach((f) => f())));
 
   // --- the banner and the GM's buttons ---------------------------------------------------------
@@ -469,20 +496,14 @@ export function render(root, view, ctx) {
 
   function setCount(span, count, lost) {
     if (!lost || ctx.role === "player" || still) {
+      falling.delete(span); // (a fall from an earlier phase would write over it)
       setText(span, fmt(count)); // a phone shows the new count at once (the −N beside it says what fell)
       return;
     }
     // the count falls from what it was to what it is
+    falling.delete(span);
     setText(span, fmt(count + lost));
-    afterDraw.push(() => {
-      const began = performance.now();
-      const tick = (now) => {
-        const k = Math.min(1, (now - began) / 700);
-        span.textContent = fmt(Math.round(count + lost * (1 - k)));
-        if (k < 1) requestAnimationFrame(tick);
-      };
-      requestAnimationFrame(tick);
-    });
+    falls.push([span, count + lost, count]);
   }
 
   // --- special attacks and the report --------------------------------------------------------------
