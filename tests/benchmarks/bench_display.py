@@ -27,6 +27,8 @@ page's own wraps the WebSocket's ``onmessage``; for each ``update`` frame it rec
   50 ms on the throttled phone); *latency* adds the wait for the next frame (vsync) to it.
 - *within*: *work* of the updates inside one battle, without the first update of each new battle
   (the bench starts a new one when a battle ends: that update redraws the whole board)
+- *by kind*: the median *work* of the first update of a battle, of the update that ends one, and of
+  the others (printed when a battle ended during the run)
 
 Bytes: the length of each ``update`` frame as UTF-8, per role (GM, player, display = spectator).
 """
@@ -78,6 +80,7 @@ TIMING_SCRIPT = r"""
             // the frame's size and battle are read once the update is painted: encoding 33 KB to count
             // its bytes takes about a millisecond, which is the instrument's, not the page's
             const battle = /"battle_id":\s*"?([^",}]+)/.exec(event.data);
+            sample.ended = /"status":\s*"ended"/.test(event.data);
             sample.bytes = new TextEncoder().encode(event.data).length;
             sample.battle = battle ? battle[1] : null;
           };
@@ -127,7 +130,8 @@ def stats(values: list[float]) -> str:
 
 
 def summarise(samples: list[dict[str, Any]]) -> dict[str, list[float]]:
-    out: dict[str, list[float]] = {"apply": [], "render": [], "work": [], "latency": [], "bytes": [], "within": []}
+    out: dict[str, list[float]] = {"apply": [], "render": [], "work": [], "latency": [], "bytes": [], "within": [],
+                                   "first": [], "ending": [], "others": []}
     samples = [s for s in samples if all(k in s for k in ("applied", "frame", "painted"))]
     previous = samples[0].get("battle") if samples else None
     for s in samples:
@@ -140,6 +144,8 @@ def summarise(samples: list[dict[str, Any]]) -> dict[str, list[float]]:
         out["work"].append(apply + render)
         if not new_battle:
             out["within"].append(apply + render)  # the work of an update inside one battle (not the first of a new one)
+        # by kind: the first update of a battle, the one that ends it, the others
+        out["first" if new_battle else "ending" if s.get("ended") else "others"].append(apply + render)
         out["latency"].append(s["painted"] - s["t0"])
         out["bytes"].append(float(s["bytes"]))
     return out
@@ -299,6 +305,10 @@ def main() -> int:
                     print(f"  {role}: {len(figures['work'])} updates measured ({run['restarts']} of them new battles)")
                     for key in ("work", "within", "apply", "render", "latency"):
                         print(f"    {key:8} {stats(figures[key])}")
+                    if figures["first"] or figures["ending"]:
+                        print("    work by kind of update: " + ", ".join(
+                            f"{kind} {len(figures[kind])} median {statistics.median(figures[kind]):.2f} ms"
+                            for kind in ("first", "ending", "others") if figures[kind]))
                     if figures["bytes"]:
                         print(f"    bytes    median {statistics.median(figures['bytes']):8.0f}  max {max(figures['bytes']):8.0f}")
             browser.close()
