@@ -41,7 +41,8 @@ let fallStep = 0;
 function startFalls(items) {
   for (const [span, { to }] of falling) setWords(span, fmt(to)); // a fall still under way ends at once
   falling.clear();
-  for (const [span, from, to] of items) falling.set(span, { from, to });
+  // (a count drawn again since, with its new number at once, does not fall back up)
+  for (const [span, from, to] of items) if (span.isConnected && span.textContent === fmt(from)) falling.set(span, { from, to });
   fallStep = 0;
   clearTimeout(fallTimer);
   fallTimer = falling.size ? setTimeout(stepFalls, FALL_STEP_MS) : null;
