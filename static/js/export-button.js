@@ -16,6 +16,9 @@ export function mountExportButton(after, table, state, ctx) {
   }
   const battleId = state.battleId;
   const ended = state.status === "ended";
+  const key = JSON.stringify([table.slug, battleId, ended]);
+  if (panel.__key === key && panel.firstChild) return panel; // (the same link and switch: kept as they are)
+  panel.__key = key;
   const href = `/t/${encodeURIComponent(table.slug)}/battles/${battleId}/export.json`;
   const link = h("a", { href, download: `battle-${table.slug}-${battleId}.json`, dataset: { testid: "export-battle" } },
     ended ? "⬇ Download this battle" : "⬇ Download this battle so far");

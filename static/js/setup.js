@@ -34,6 +34,17 @@ export function renderControls(root, table, state, ctx) {
   const running = state.view && state.status !== "ended";
   const send = (event, payload = {}) => ctx.command(event, payload);
   const combatants = state.view && state.view.combatants ? Object.entries(normaliseCombatants(state.view.combatants)) : [];
+  // drawn again only when something it shows changed, not at every turn: a GM choosing who plays
+  // whom keeps the open list and the focus while the battle goes on (and a mass battle's update does
+  // not lay out a list per unit again)
+  const key = JSON.stringify([
+    Boolean(state.view), state.status, state.battleId,
+    combatants.map(([id, c]) => [id, c.name, controllerValue(c)]),
+    (table.seats || []).map((s) => [s.id, s.name]),
+    table.slug, table.name, table.roster_id, (table.rosters || []).map((r) => [r.id, r.name]),
+  ]);
+  if (root.__controlsKey === key && root.firstChild) return;
+  root.__controlsKey = key;
   replace(root,
     h("h2", {}, "Battle"),
     !running ? h("p", { class: "muted" }, state.view ? "The battle is over. " : "No battle is running. ",
@@ -51,7 +62,10 @@ export function renderControls(root, table, state, ctx) {
       combatants.map(([id, c]) => h("label", { class: "assign-row" }, h("span", {}, c.name),
         select(controllerChoices(table.seats || []), controllerValue(c), {
           dataset: { testid: `assign-${id}` },
-          onchange: (ev) => send("assign", { combatant: id, ...splitController(ev.target.value) }),
+          onchange: async (ev) => {
+            const ack = await send("assign", { combatant: id, ...splitController(ev.target.value) });
+            if (!ack || !ack.ok) ev.target.value = controllerValue(c); // refused: the list shows who still plays it
+          },
         })))) : null,
   );
   const details = root.querySelector(".assignments");

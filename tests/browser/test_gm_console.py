@@ -161,3 +161,47 @@ def test_what_the_gm_types_in_the_combatant_form_survives_a_player_joining(brows
     finally:
         gm_ctx.close()
         phone_ctx.close()
+
+
+def test_the_battle_controls_stay_put_while_the_battle_goes_on(browser: Any, live_server: LiveServer) -> None:
+    """The Battle panel's controls (who plays whom, the download and share switch) are drawn again
+    only when what they show changes: a GM choosing who plays a unit keeps the list and the focus
+    while the battle goes on; a new controller, and the battle's end, draw them again."""
+    from tests.browser.test_display import gm_declares, prepare
+
+    slug, gm_token = prepare(live_server, "olympia")
+    context, helper_context = browser.new_context(viewport={"width": 1280, "height": 800}), browser.new_context()
+    try:
+        gm, helper = context.new_page(), helper_context.new_page()
+        gm.goto(f"{live_server.url}/t/{slug}/gm?key={gm_token}")
+        gm.wait_for_selector("[data-testid=connection-status][data-state=live]")
+        gm.wait_for_selector("[data-testid=export-panel] [data-testid=share-battle]")
+        gm_declares(helper, live_server, slug, gm_token, {"type": "begin"})  # (deployment ends: the controls show the battle fought)
+        gm.wait_for_selector("[data-testid=step-phase]")
+        gm.evaluate("""() => {
+          const list = document.querySelector('[data-testid=assign-c1]');
+          list.__kept = true;
+          list.focus();
+          document.querySelector('[data-testid=export-panel]').firstElementChild.__kept = true;
+        }""")
+        kept = """() => [document.querySelector('[data-testid=assign-c1]').__kept === true,
+                         document.activeElement === document.querySelector('[data-testid=assign-c1]'),
+                         document.querySelector('[data-testid=export-panel]').firstElementChild.__kept === true]"""
+        for declaration in ({"type": "step", "by": "phase"}, {"type": "step", "by": "phase"}):
+            version = gm.get_attribute("[data-testid=battle]", "data-version") or ""
+            gm_declares(helper, live_server, slug, gm_token, declaration)
+            expect(gm.locator("[data-testid=battle]")).not_to_have_attribute("data-version", version)
+            gm.wait_for_timeout(200)
+            assert gm.evaluate(kept) == [True, True, True], "the controls were drawn again on an update that changed nothing they show"
+
+        gm.select_option("[data-testid=assign-c1]", "computer")
+        gm.wait_for_function("() => document.querySelector('[data-testid=assign-c1]').__kept !== true")
+        expect(gm.locator("[data-testid=assign-c1]")).to_have_value("computer")
+
+        gm_declares(helper, live_server, slug, gm_token, {"type": "step", "by": "battle"})
+        gm.wait_for_selector("[data-testid=survivors-panel]")
+        expect(gm.locator("[data-testid=export-battle]")).to_have_text("⬇ Download this battle")
+        assert gm.locator("[data-testid=assign-c1]").count() == 0
+    finally:
+        context.close()
+        helper_context.close()
