@@ -224,6 +224,61 @@ def test_the_spectator_link_shows_the_same_display_on_a_phone(browser: Any, live
         context.close()
 
 
+def test_a_large_army_scrolls_on_the_spectators_board(browser: Any, live_server: LiveServer, shots: Path) -> None:
+    """On the spectator's page (laid out for its screen, not fitted like the TV's) an Olympia battle of
+    30 units a side scrolls on the board, from the keyboard too, instead of losing its last units
+    under the board's edge; the blocks under the tiles scroll with them. On a wide screen the armies
+    face each other, as on the TV."""
+    from rules.registry import get_system
+
+    presets = get_system("olympia").presets()
+    troops = {f.name for f in get_system("olympia").combatant_fields()} - {"health", "behind", "leader", "noble_attack", "noble_defence"}
+    lineup = []
+    for i in range(60):
+        entry = {**presets[i % len(presets)], "side": "AB"[i % 2], "controller": "gm", "seat": None}
+        entry.update({k: v * 40 for k, v in entry.items() if k in troops and isinstance(v, int) and not isinstance(v, bool)})
+        entry.update(id=f"c{i + 1}", name=f"{entry['name']} {i + 1}"[:40], leader=i < 2)
+        lineup.append(entry)
+    service = service_for(live_server)
+    table = service.create_table("Sixty units", "olympia")
+    service.set_lineup(table.id, lineup)
+    service.start_battle(table.id, seed="watch-test")
+    service.engine.dispose()
+    for width, height in ((1280, 720), (1920, 1080)):
+        context, page, _spy = open_display(browser, f"{live_server.url}/t/{table.slug}/watch", width, height)
+        try:
+            page.wait_for_selector("[data-testid=board] [data-testid=unit-c60]")
+            page.wait_for_timeout(400)
+            sides = page.evaluate("""() => ['A', 'B'].map((s) => document.querySelector(`[data-testid=board] [data-testid=side-${s}]`).getBoundingClientRect())
+                                           .map((r) => ({x: r.x, y: r.y}))""")
+            if width >= 1400:
+                assert sides[0]["y"] == sides[1]["y"] and sides[0]["x"] < sides[1]["x"], f"the armies do not face each other: {sides}"
+            else:
+                assert sides[0]["y"] < sides[1]["y"], f"the armies are not one above the other: {sides}"
+            board = page.locator("[data-testid=board] .old")
+            assert board.get_attribute("tabindex") == "0" and board.get_attribute("aria-label")
+            overflow = page.evaluate("() => { const el = document.querySelector('[data-testid=board] .old'); return [el.scrollHeight, el.clientHeight, document.querySelector('[data-testid=board]').clientHeight, document.querySelectorAll('[data-testid=board] [data-testid^=unit-]').length]; }")
+            assert overflow[0] > overflow[1], f"the armies fit the board: nothing to scroll {overflow}"
+            board.focus()
+            page.keyboard.press("End")
+            page.wait_for_timeout(300)
+            last = page.evaluate("""() => {
+              const box = document.querySelector('[data-testid=board]').getBoundingClientRect();
+              const tiles = [...document.querySelectorAll('[data-testid=board] [data-testid=side-B] [data-testid^=unit-]')].map((t) => t.getBoundingClientRect());
+              const lowest = tiles.reduce((a, b) => (b.bottom > a.bottom ? b : a));
+              return {bottom: lowest.bottom, boardBottom: box.bottom, top: lowest.top, boardTop: box.top};
+            }""")
+            assert last["boardTop"] <= last["top"] and last["bottom"] <= last["boardBottom"] + 1, f"side B's last unit is not reachable: {last}"
+            # the canvas under the tiles covers them all: the lowest unit of side B has its block drawn
+            lowest = page.evaluate("""() => [...document.querySelectorAll('[data-testid=board] [data-testid=side-B] [data-testid^=unit-]')]
+              .reduce((a, b) => (b.getBoundingClientRect().bottom > a.getBoundingClientRect().bottom ? b : a)).dataset.testid.slice(5)""")
+            drawn = olympia_tile_pixels(page, lowest)
+            assert drawn["block"] > 30, f"the block of {lowest} is not under its tile: {drawn}"
+            page.screenshot(path=str(shots / f"watch-olympia-sixty-units-{width}.png"))
+        finally:
+            context.close()
+
+
 def test_the_join_corner_shows_until_the_battle_starts(browser: Any, live_server: LiveServer, shots: Path) -> None:
     service = service_for(live_server)
     table = service.create_table("Friday night", "battles-and-balances")

@@ -149,7 +149,9 @@ function build(root, sideIds, ctx) {
     next.sides.set(sid, { el, name, brokenTag, structure, rowsEl, box, canvas, bar: null, rowsKey: null, memo: {}, units: [], measured: false, colour: null, font: null, scale: 1 });
     return el;
   });
-  next.el = h("div", { class: "old" }, panels);
+  // (on the spectator's page a large army scrolls on the board: the keyboard can scroll it too)
+  const scrolls = ctx.mode === "watch";
+  next.el = h("div", { class: "old", tabindex: scrolls ? "0" : null, role: scrolls ? "group" : null, "aria-label": scrolls ? "The two armies" : null }, panels);
   replace(root, next.el);
   // a board that changes size (a phone turned, the spectator's window resized) is measured again
   if (typeof ResizeObserver === "function") {
