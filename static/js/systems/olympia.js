@@ -496,13 +496,12 @@ export function render(root, view, ctx) {
   }
 
   function setCount(span, count, lost) {
+    falling.delete(span); // (a fall from an earlier phase would write over it)
     if (!lost || ctx.role === "player" || still) {
-      falling.delete(span); // (a fall from an earlier phase would write over it)
       setText(span, fmt(count)); // a phone shows the new count at once (the −N beside it says what fell)
       return;
     }
     // the count falls from what it was to what it is
-    falling.delete(span);
     setText(span, fmt(count + lost));
     falls.push([span, count + lost, count]);
   }
