@@ -6,9 +6,10 @@ import { replayLink } from "./replay-link.js";
 import { survivorsPanel } from "./survivors-button.js";
 
 let editing = null; // index of the lineup entry being edited, "new", {preset}, or null
-let latest = null;
+let latest = null; // the last [root, table, ctx] drawn, so a re-draw always uses the newest table
 let draft = null; // the lineup as our own unanswered edits left it
-let inflight = 0; // lineup edits sent and not yet answered // the last [root, table, ctx] drawn, so a re-draw always uses the newest table
+let inflight = 0; // lineup edits sent and not yet answered
+const edits = new Set(); // their promises: "Start battle" waits for them (the server may handle two events of one page at once)
 
 function redraw() {
   if (latest) renderSetup(...latest);
@@ -102,12 +103,20 @@ export function renderSetup(root, table, ctx) {
   const saveLineup = async (next) => {
     draft = next.map((e) => ({ ...e }));
     inflight += 1;
+    const sent = emit("lineup_set", { lineup: next });
+    edits.add(sent);
     try {
-      return await emit("lineup_set", { lineup: next });
+      return await sent;
     } finally {
+      edits.delete(sent);
       inflight -= 1;
       if (inflight === 0) draft = null;
     }
+  };
+  // the battle starts from the lineup the GM sees: the edits still on their way are answered first
+  const startBattle = async () => {
+    await Promise.allSettled([...edits]);
+    return ctx.command("battle_start", { replace: true });
   };
 
   const rows = lineup.map((entry, i) => h("li", { class: "lineup-row", dataset: { testid: `lineup-${i}` } },
@@ -157,7 +166,7 @@ export function renderSetup(root, table, ctx) {
   replace(root,
     h("h2", {}, "Lineup"),
     !running ? h("div", { class: "button-row start-row" },
-      button(state && state.view ? "Start a new battle" : "Start battle", () => ctx.command("battle_start", { replace: true }),
+      button(state && state.view ? "Start a new battle" : "Start battle", startBattle,
         { class: "big primary", disabled: !canStart, dataset: { testid: "start-battle" } }),
       canStart ? null : h("span", { class: "muted" }, `At least ${table.forms ? table.forms.min_combatants : 2} combatants.`)) : null,
     running ? h("p", { class: "muted" }, "A battle is running: changes here count from the next start or restart.") : null,

@@ -205,3 +205,37 @@ def test_the_battle_controls_stay_put_while_the_battle_goes_on(browser: Any, liv
     finally:
         context.close()
         helper_context.close()
+
+
+SLOW_LINEUP = """(() => {
+  // the page's lineup edits leave 0.8 s late (a slow network, or a server busy with another event)
+  const send = WebSocket.prototype.send;
+  WebSocket.prototype.send = function (data) {
+    if (window.__slowLineup && typeof data === 'string' && data.includes('"lineup_set"')) setTimeout(() => send.call(this, data), 800);
+    else send.call(this, data);
+  };
+})()"""
+
+
+def test_start_battle_waits_for_the_lineup_edit_on_its_way(browser: Any, live_server: LiveServer) -> None:
+    """The GM gives a combatant to a player and presses "Start battle" at once: the battle starts
+    from the lineup the GM sees, with the player's combatant, not from the one before the edit (the
+    server may handle two events of one page at once, so the start waits for the edit's answer)."""
+    from tests.browser.test_duel import PHONE, join_as
+
+    gm_ctx, phone_ctx = browser.new_context(viewport={"width": 1280, "height": 800}), browser.new_context(**PHONE)
+    gm_ctx.add_init_script(SLOW_LINEUP)
+    try:
+        gm, phone = gm_ctx.new_page(), phone_ctx.new_page()
+        create_table(gm, live_server, "Quick start", "phantoms-bane", SYSTEMS["phantoms-bane"])
+        join_as(phone, gm, "Alice")
+        gm.wait_for_selector("[data-testid=lineup-controller-1] >> option:has-text('Player: Alice')", state="attached")
+        gm.evaluate("window.__slowLineup = true")
+        gm.select_option("[data-testid=lineup-controller-1]", label="Player: Alice")
+        gm.click("[data-testid=start-battle]")
+        gm.wait_for_selector("[data-testid=assign-c2]")
+        expect(gm.locator("[data-testid=assign-c2] option:checked")).to_have_text("Player: Alice")
+        phone.wait_for_selector("body.my-turn", timeout=10_000)
+    finally:
+        gm_ctx.close()
+        phone_ctx.close()
