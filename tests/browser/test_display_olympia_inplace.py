@@ -29,6 +29,19 @@ FILL_TIMING = "(sid) => getComputedStyle(document.querySelector(`[data-testid=st
 # the words around the board: each element marked before an update, then [still the same element, its text]
 AROUND = ["#cue .d-now", "#result p", "#log li:first-child", "#log li:last-child"]
 MARK_AROUND = "(sels) => sels.forEach((sel) => { document.querySelector(sel).__kept = true; })"
+# where the tiles are, and how the header and the strength bar above the rows are laid out
+PLACES = """() => {
+  const side = document.querySelector('[data-testid=side-A]');
+  const round = (r) => [r.left, r.top, r.width, r.height].map((v) => Math.round(v));
+  return {
+    tiles: [...document.querySelectorAll('.old-unit')].map((el) => round(el.getBoundingClientRect())),
+    rowsTop: side.querySelector('.old-rows-box').getBoundingClientRect().top,
+    parts: [...side.querySelectorAll(':scope > .old-side-head, :scope > .old-strength')].map((el) => ({
+      cls: el.className, position: getComputedStyle(el).position, contain: getComputedStyle(el).contain,
+      bottom: el.getBoundingClientRect().bottom,
+    })),
+  };
+}"""
 READ_AROUND = "(sels) => sels.map((sel) => { const el = document.querySelector(sel); return el ? [el.__kept === true, el.textContent] : null; })"
 
 
@@ -83,10 +96,20 @@ def test_the_olympia_display_keeps_its_unit_blocks_across_updates(browser: Any, 
         assert page.evaluate(FILL_TIMING, "A").startswith("steps("), page.evaluate(FILL_TIMING, "A")
 
         # the whole battle: every update applied to the same blocks, the broken side marked
+        places_before = page.evaluate(PLACES)
         gm_declares(helper, live_server, slug, gm_token, {"type": "step", "by": "battle"})
         page.wait_for_selector("[data-testid^=side-][data-broken=true]")
         assert page.evaluate("() => document.querySelector('[data-testid=unit-c1]').__kept === true")
         assert page.locator("[data-testid^=side-].is-broken .old-broken-tag").inner_text() == "BROKEN"
+        # the tag, the bar's new colour and the shake change nothing below them: the tiles stay where
+        # the canvas draws their blocks, and the header and the bar are laid out on their own (as flex
+        # items beside the rows, their change laid out both armies' rows again)
+        page.wait_for_timeout(1200)  # (the shake is over)
+        places_after = page.evaluate(PLACES)
+        assert places_after["tiles"] == places_before["tiles"], "the tiles moved when a side broke"
+        for part in places_after["parts"]:
+            assert part["position"] == "absolute" and part["contain"] == "strict", part
+            assert part["bottom"] <= places_after["rowsTop"], f"{part['cls']} overlaps the rows: {places_after}"
 
         # a new battle: the armies are whole at once, their bars do not slide back up (nothing was won
         # back); the next phase's fall slides again
