@@ -54,6 +54,18 @@ def test_one_exchange_between_two_phones(browser: Any, live_server: LiveServer, 
         assert box and box["height"] >= 44
         # the attacker sees the target number before anything is rolled
         assert alice.inner_text("[data-testid=ep-preview]").count("70") >= 1  # Guns 70, close range +0
+        # the builder's choices are buttons, not form fields (a field added to the page makes the
+        # browser scan the page's forms and lay it out again at every turn): poor sight is chosen
+        alice.locator("[data-testid=ep-more] > summary").click()
+        assert alice.locator("[data-testid=ep-actions] :is(select, input, textarea)").count() == 0
+        alice.click("[data-testid=ep-opt-visibility-minor]")
+        alice.wait_for_selector("[data-testid=ep-opt-visibility-minor][aria-pressed=true]")
+        assert "poor sight" in alice.inner_text("[data-testid=ep-preview]"), alice.inner_text("[data-testid=ep-preview]")
+        assert alice.get_attribute("[data-testid=ep-opt-visibility-clear]", "aria-pressed") == "false"
+        assert alice.locator("[data-testid=ep-more]").get_attribute("open") is not None, "the options folded away on a choice"
+        alice.click("[data-testid=ep-opt-visibility-clear]")
+        alice.wait_for_selector("[data-testid=ep-opt-visibility-clear][aria-pressed=true]")
+        assert "poor sight" not in alice.inner_text("[data-testid=ep-preview]")
         alice.click("[data-testid=ep-target-c2]")
         alice.click("[data-testid=ep-declare-attack]")
         for p in (gm, alice, bob, watch):

@@ -35,6 +35,7 @@ let builder = freshBuilder();
 let defence = { superior_position: false, pool: "none" };
 let aimChoice = { target: null, complex: false };
 let moreOpen = false; // the attack builder's folded options, as the player left them
+let aimOpen = false; // the aim's fold, likewise
 const gm = { combatant: "", label: "", value: -10, applies: "all", lasting: false, condition: "surprised" };
 
 function redraw() {
@@ -433,9 +434,11 @@ export function render(root, view, ctx) {
       shown.filter((o) => o.kind === "bool").length ? h("div", { class: "ep-field" }, h("span", { class: "ep-field-label" }, "Situation"),
         h("div", { class: "button-row" }, shown.filter((o) => o.kind === "bool").map((o) => toggle(o.label, Boolean(builder.flags[o.name]),
           () => { builder.flags[o.name] = !builder.flags[o.name]; redraw(); }, `ep-opt-${o.name}`)))) : null,
-      ...shown.filter((o) => o.kind === "choice" && (o.name !== "bonus" || usesBonus)).map((o) => h("label", { class: "ep-field" }, h("span", { class: "ep-field-label" }, o.label),
-        h("select", { dataset: { testid: `ep-opt-${o.name}` }, onchange: (ev) => { builder[o.name] = ev.target.value; redraw(); } },
-          o.choices.map(([id, label]) => h("option", { value: id, selected: builder[o.name] === id }, label))))),
+      // (a choice is a row of buttons, as the rest of the builder: thumb-sized on a phone, and no form
+      // field: a browser scans the page's form fields whenever one is added, laying the page out again)
+      ...shown.filter((o) => o.kind === "choice" && (o.name !== "bonus" || usesBonus)).map((o) => h("div", { class: "ep-field" }, h("span", { class: "ep-field-label" }, o.label),
+        h("div", { class: "button-row", role: "group", "aria-label": o.label, dataset: { testid: `ep-opt-${o.name}` } },
+          o.choices.map(([id, label]) => toggle(label, builder[o.name] === id, () => { builder[o.name] = id; redraw(); }, `ep-opt-${o.name}-${id}`))))),
       poolPicker(t.pools, builder.pool, (v) => { builder.pool = v; }, "ep-pool"),
     );
     const currentDecl = () => {
@@ -524,10 +527,11 @@ export function render(root, view, ctx) {
     if (!aimChoice.target || !t.targets.some((x) => x.id === aimChoice.target)) aimChoice.target = builder.target || t.targets[0].id;
     return h(
       "details",
-      { class: "ep-aim" },
+      { class: "ep-aim", open: aimOpen, dataset: { testid: "ep-aim" }, ontoggle: (ev) => { aimOpen = ev.currentTarget.open; } },
       h("summary", {}, "Aim"),
-      h("label", { class: "ep-field" }, h("span", { class: "ep-field-label" }, "At"),
-        h("select", { onchange: (ev) => { aimChoice.target = ev.target.value; } }, t.targets.map((x) => h("option", { value: x.id, selected: x.id === aimChoice.target }, x.name)))),
+      h("div", { class: "ep-field" }, h("span", { class: "ep-field-label" }, "At"),
+        h("div", { class: "button-row", role: "group", "aria-label": "Aim at" }, t.targets.map((x) => toggle(x.name, x.id === aimChoice.target,
+          () => { aimChoice.target = x.id; redraw(); }, `ep-aim-at-${x.id}`)))),
       h("div", { class: "button-row" }, t.complex_choices.map(([complex, label]) => h("button", {
         type: "button", class: "big", dataset: { testid: complex ? "ep-aim-careful" : "ep-aim-quick" },
         onclick: () => ctx.send({ type: "aim", combatant: t.combatant, target: aimChoice.target, complex }),
