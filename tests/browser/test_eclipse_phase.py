@@ -63,6 +63,8 @@ def test_one_exchange_between_two_phones(browser: Any, live_server: LiveServer, 
         assert "poor sight" in alice.inner_text("[data-testid=ep-preview]"), alice.inner_text("[data-testid=ep-preview]")
         assert alice.get_attribute("[data-testid=ep-opt-visibility-clear]", "aria-pressed") == "false"
         assert alice.locator("[data-testid=ep-more]").get_attribute("open") is not None, "the options folded away on a choice"
+        alice.locator("[data-testid=ep-opt-visibility]").scroll_into_view_if_needed()
+        alice.screenshot(path=str(shots / "attacker-options.png"))
         alice.click("[data-testid=ep-opt-visibility-clear]")
         alice.wait_for_selector("[data-testid=ep-opt-visibility-clear][aria-pressed=true]")
         assert "poor sight" not in alice.inner_text("[data-testid=ep-preview]")
