@@ -65,6 +65,12 @@ def test_one_exchange_between_two_phones(browser: Any, live_server: LiveServer, 
         assert alice.locator("[data-testid=ep-more]").get_attribute("open") is not None, "the options folded away on a choice"
         alice.locator("[data-testid=ep-opt-visibility]").scroll_into_view_if_needed()
         alice.screenshot(path=str(shots / "attacker-options.png"))
+        # the aim's target likewise: a button in its fold, which stays open
+        alice.locator("[data-testid=ep-aim] > summary").click()
+        alice.click("[data-testid=ep-aim-at-c2]")
+        alice.wait_for_selector("[data-testid=ep-aim-at-c2][aria-pressed=true]")
+        assert alice.locator("[data-testid=ep-aim]").get_attribute("open") is not None, "the aim folded away on a choice"
+        alice.locator("[data-testid=ep-aim] > summary").click()
         alice.click("[data-testid=ep-opt-visibility-clear]")
         alice.wait_for_selector("[data-testid=ep-opt-visibility-clear][aria-pressed=true]")
         assert "poor sight" not in alice.inner_text("[data-testid=ep-preview]")

@@ -530,7 +530,7 @@ export function render(root, view, ctx) {
       { class: "ep-aim", open: aimOpen, dataset: { testid: "ep-aim" }, ontoggle: (ev) => { aimOpen = ev.currentTarget.open; } },
       h("summary", {}, "Aim"),
       h("div", { class: "ep-field" }, h("span", { class: "ep-field-label" }, "At"),
-        h("div", { class: "button-row", role: "group", "aria-label": "Aim at" }, t.targets.map((x) => toggle(x.name, x.id === aimChoice.target,
+        h("div", { class: "button-row ep-targets-row", role: "group", "aria-label": "Aim at" }, t.targets.map((x) => toggle(x.name, x.id === aimChoice.target,
           () => { aimChoice.target = x.id; redraw(); }, `ep-aim-at-${x.id}`)))),
       h("div", { class: "button-row" }, t.complex_choices.map(([complex, label]) => h("button", {
         type: "button", class: "big", dataset: { testid: complex ? "ep-aim-careful" : "ep-aim-quick" },
