@@ -396,10 +396,16 @@ export function render(root, view, ctx) {
     return h("button", { type: "button", class: `ep-toggle ${on ? "selected" : ""}`, "aria-pressed": String(on), dataset: { testid }, onclick }, label);
   }
 
+  // one choice among a few ([[id, label], ...]): a labelled row of buttons (thumb-sized on a phone; and
+  // no form field: a browser scans the page's form fields whenever one is added, laying it out again)
+  function choiceField(label, choices, value, set, testid, cls = "") {
+    return h("div", { class: "ep-field" }, h("span", { class: "ep-field-label" }, label),
+      h("div", { class: `button-row ${cls}`, role: "group", "aria-label": label, dataset: { testid } },
+        choices.map(([id, text]) => toggle(text, value === id, () => { set(id); redraw(); }, `${testid}-${id}`))));
+  }
+
   function poolPicker(choices, value, set, testid) {
-    if (!choices || choices.length < 2) return null;
-    return h("div", { class: "ep-field" }, h("span", { class: "ep-field-label" }, "Pool before the roll"),
-      h("div", { class: "button-row" }, choices.map(([id, label]) => toggle(label, value === id, () => { set(id); redraw(); }, `${testid}-${id}`))));
+    return choices && choices.length >= 2 ? choiceField("Pool before the roll", choices, value, set, testid) : null;
   }
 
   function attackForm(t) {
@@ -429,16 +435,12 @@ export function render(root, view, ctx) {
     const more = h("details", { class: "ep-more", open: moreOpen, dataset: { testid: "ep-more" }, ontoggle: (ev) => { moreOpen = ev.currentTarget.open; } },
       h("summary", {}, moreCount ? `Firing mode, situation, pool (${moreCount} chosen)` : "Firing mode, situation, pool"),
       preview ? h("p", { class: "muted ep-before" }, "Target number before options: ", preview.mods.length ? preview.mods.map((m) => `${m.label} ${signed(m.value)}`).join(", ") : "no modifiers", ` (${preview.band})`) : null,
-      weapon && weapon.modes.length > 1 ? h("div", { class: "ep-field" }, h("span", { class: "ep-field-label" }, "Firing mode"),
-        h("div", { class: "button-row" }, weapon.modes.map(([m, label]) => toggle(label, builder.mode === m, () => { builder.mode = m; redraw(); }, `ep-mode-${m}`)))) : null,
+      weapon && weapon.modes.length > 1 ? choiceField("Firing mode", weapon.modes, builder.mode, (m) => { builder.mode = m; }, "ep-mode") : null,
       shown.filter((o) => o.kind === "bool").length ? h("div", { class: "ep-field" }, h("span", { class: "ep-field-label" }, "Situation"),
         h("div", { class: "button-row" }, shown.filter((o) => o.kind === "bool").map((o) => toggle(o.label, Boolean(builder.flags[o.name]),
           () => { builder.flags[o.name] = !builder.flags[o.name]; redraw(); }, `ep-opt-${o.name}`)))) : null,
-      // (a choice is a row of buttons, as the rest of the builder: thumb-sized on a phone, and no form
-      // field: a browser scans the page's form fields whenever one is added, laying the page out again)
-      ...shown.filter((o) => o.kind === "choice" && (o.name !== "bonus" || usesBonus)).map((o) => h("div", { class: "ep-field" }, h("span", { class: "ep-field-label" }, o.label),
-        h("div", { class: "button-row", role: "group", "aria-label": o.label, dataset: { testid: `ep-opt-${o.name}` } },
-          o.choices.map(([id, label]) => toggle(label, builder[o.name] === id, () => { builder[o.name] = id; redraw(); }, `ep-opt-${o.name}-${id}`))))),
+      ...shown.filter((o) => o.kind === "choice" && (o.name !== "bonus" || usesBonus))
+        .map((o) => choiceField(o.label, o.choices, builder[o.name], (id) => { builder[o.name] = id; }, `ep-opt-${o.name}`)),
       poolPicker(t.pools, builder.pool, (v) => { builder.pool = v; }, "ep-pool"),
     );
     const currentDecl = () => {
@@ -529,9 +531,7 @@ export function render(root, view, ctx) {
       "details",
       { class: "ep-aim", open: aimOpen, dataset: { testid: "ep-aim" }, ontoggle: (ev) => { aimOpen = ev.currentTarget.open; } },
       h("summary", {}, "Aim"),
-      h("div", { class: "ep-field" }, h("span", { class: "ep-field-label" }, "At"),
-        h("div", { class: "button-row ep-targets-row", role: "group", "aria-label": "Aim at" }, t.targets.map((x) => toggle(x.name, x.id === aimChoice.target,
-          () => { aimChoice.target = x.id; redraw(); }, `ep-aim-at-${x.id}`)))),
+      choiceField("Aim at", t.targets.map((x) => [x.id, x.name]), aimChoice.target, (id) => { aimChoice.target = id; }, "ep-aim-at", "ep-targets-row"),
       h("div", { class: "button-row" }, t.complex_choices.map(([complex, label]) => h("button", {
         type: "button", class: "big", dataset: { testid: complex ? "ep-aim-careful" : "ep-aim-quick" },
         onclick: () => ctx.send({ type: "aim", combatant: t.combatant, target: aimChoice.target, complex }),
