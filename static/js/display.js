@@ -310,9 +310,13 @@ function renderDice() {
   replace(els.dice, kit.dice(rolls.slice(-4), { fresh, max: 4 }));
   if (mode !== "display") return;
   // on the TV the tray has a fixed height: the oldest rolls go until the rest fit (a row cut in half
-  // reads badly from the sofa); measured once per new roll, not on every update
+  // reads badly from the sofa), and a roll alone that still does not fit (twenty dice) says what it
+  // was for in one line instead of two; measured once per new roll, not on every update
   const tray = els.dice.firstElementChild;
-  while (tray && tray.childElementCount > 1 && els.dice.scrollHeight > els.dice.clientHeight + 1) tray.firstElementChild.remove();
+  const over = () => els.dice.scrollHeight > els.dice.clientHeight + 1;
+  els.dice.dataset.tight = "false";
+  while (tray && tray.childElementCount > 1 && over()) tray.firstElementChild.remove();
+  if (tray && over()) els.dice.dataset.tight = "true";
 }
 
 function renderLog() {

@@ -112,14 +112,16 @@ export function die(face, { sides = 6, fresh = false, cls = "", label = "", dela
 }
 
 /**
- * Whether a roll record is worth drawing as dice: real dice (up to a d100), not the huge draws a mass
- * battle records to pick who of thousands strikes.
+ * Whether a roll record is worth drawing as dice: real dice (up to a d100), at least one of them (a
+ * mass battle's troops that could not hit at all roll none), and not the huge draws a mass battle
+ * records to pick who of thousands strikes.
  */
 export function showableRoll(roll) {
   const m = /d(\d+)/.exec(roll.dice || "");
   const r = /^(-?\d+)-(\d+)$/.exec(roll.dice || "");
   const sides = m ? Number(m[1]) : r ? Number(r[2]) - Number(r[1]) + 1 : 0;
-  return sides > 0 && sides <= 100 && (roll.faces || []).length <= 20;
+  const faces = (roll.faces || []).length;
+  return sides > 0 && sides <= 100 && faces >= 1 && faces <= 20;
 }
 
 /** The dice of a list of roll records, each with its purpose and total. */

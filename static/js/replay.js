@@ -57,14 +57,8 @@ function visibilityWord(visibility) {
   return visibility;
 }
 
-// Dice worth showing: real dice (up to a d100), not the huge draws a mass battle records to pick
-// who of thousands strikes (as on the table display).
-function showable(roll) {
-  const m = /d(\d+)/.exec(roll.dice || "");
-  const r = /^(-?\d+)-(\d+)$/.exec(roll.dice || "");
-  const sides = m ? Number(m[1]) : r ? Number(r[2]) - Number(r[1]) + 1 : 0;
-  return sides > 0 && sides <= 100 && (roll.faces || []).length <= 20;
-}
+// Dice worth showing: as on the table display (real dice, not a mass battle's draws)
+const showable = kit.showableRoll;
 
 async function loadRenderer() {
   try {

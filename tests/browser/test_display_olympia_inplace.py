@@ -42,6 +42,11 @@ PLACES = """() => {
     })),
   };
 }"""
+TRAY = """() => {
+  const tray = document.querySelector('[data-testid=dice-tray]');
+  return {dice: [...tray.querySelectorAll('[data-testid=roll]')].map((r) => r.querySelectorAll('.kit-die').length),
+          scroll: tray.scrollHeight, client: tray.clientHeight};
+}"""
 READ_AROUND = "(sels) => sels.map((sel) => { const el = document.querySelector(sel); return el ? [el.__kept === true, el.textContent] : null; })"
 
 
@@ -110,6 +115,12 @@ def test_the_olympia_display_keeps_its_unit_blocks_across_updates(browser: Any, 
         for part in places_after["parts"]:
             assert part["position"] == "absolute" and part["contain"] == "strict", part
             assert part["bottom"] <= places_after["rowsTop"], f"{part['cls']} overlaps the rows: {places_after}"
+        # the dice tray: every roll shown has its dice (troops that could not hit roll none: nothing to
+        # show), and the rolls fit the tray whole
+        tray = page.evaluate(TRAY)
+        assert all(n >= 1 for n in tray["dice"]), tray
+        assert tray["scroll"] <= tray["client"] + 1, tray
+        assert page.evaluate("() => import('/static/js/kit.js').then((kit) => [kit.showableRoll({dice: '0d10', faces: []}), kit.showableRoll({dice: '3d10', faces: [1, 2, 3]})])") == [False, True]
 
         # a new battle: the armies are whole at once, their bars do not slide back up (nothing was won
         # back); the next phase's fall slides again
@@ -127,3 +138,4 @@ def test_the_olympia_display_keeps_its_unit_blocks_across_updates(browser: Any, 
     finally:
         context.close()
         helper_context.close()
+
