@@ -8,6 +8,7 @@ same elements at every update, not built again."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -139,3 +140,61 @@ def test_the_olympia_display_keeps_its_unit_blocks_across_updates(browser: Any, 
         context.close()
         helper_context.close()
 
+
+# A noble wounded (or killed, or taken prisoner) shows his state on his tile: the tile's words are
+# centred in it, so the line of its men moves up, and the men's number the canvas draws moves with
+# it. The display's own renderer is given two views of a small battle, the second with the noble
+# wounded; the white of the number is then centred on the men's line, not where that line was.
+NOBLE_WOUNDED = """async () => {
+  const [board, ui, kit] = await Promise.all(['display/olympia.js', 'ui.js', 'kit.js'].map((m) => import(`/static/js/${m}`)));
+  const root = document.getElementById('board');
+  const unit = (id, state) => ({id, name: `Noble ${id}`, men: 121, leader: false, state,
+                                troops: [{kind: 'soldier', label: 'soldiers', count: state === 'fighting' ? 120 : 121}]});
+  const side = (name, state) => ({name, broken: false, total: 400, start_total: 500, threshold: 250, structure: null,
+                                  rows: [{behind: 0, units: [unit(`${name}1`, state), unit(`${name}2`, 'fighting'), unit(`${name}3`, 'fighting')]}]});
+  const view = (state) => ({status: 'active', round: 2, next_phase: 'melee', report: [], sides: {A: side('a', state), B: side('b', 'fighting')}});
+  const ctx = {kit, ui, mode: 'display', battleId: 'wounded-test'};
+  const frame = () => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+  // where the number is drawn (the middle of the canvas's white in the tile) against the middle of
+  // the men's line, in CSS px from the tile's top
+  const offset = () => {
+    const tile = document.querySelector('[data-testid=unit-a1]');
+    const canvas = tile.closest('.old-side').querySelector('canvas.old-canvas');
+    const t = tile.getBoundingClientRect(), c = canvas.getBoundingClientRect(), line = tile.querySelector('.old-unit-men').getBoundingClientRect();
+    const k = canvas.width / c.width;
+    const w = Math.round(t.width * k), hgt = Math.round(t.height * k);
+    const data = canvas.getContext('2d').getImageData(Math.round((t.left - c.left) * k), Math.round((t.top - c.top) * k), w, hgt).data;
+    let sum = 0, n = 0;
+    for (let i = 0; i < data.length; i += 4) {
+      if (data[i + 3] > 250 && data[i] > 240 && data[i + 1] > 240 && data[i + 2] > 240) { sum += Math.floor(i / 4 / w); n++; }
+    }
+    return {drawn: n ? sum / n / k : null, line: line.top + line.height / 2 - t.top, white: n,
+            state: tile.querySelector('.old-unit-state').hidden ? null : tile.querySelector('.old-unit-state').textContent};
+  };
+  root.dataset.version = '7';
+  board.render(root, view('fighting'), ctx);
+  await frame();
+  const fighting = offset();
+  root.dataset.version = '8';
+  board.render(root, view('wounded'), ctx);
+  await frame();
+  return {fighting, wounded: offset()};
+}"""
+
+
+def test_a_wounded_nobles_number_moves_with_his_tiles_words(browser: Any, live_server: LiveServer, shots: Path) -> None:
+    slug, _gm_token = prepare(live_server, "olympia")
+    context, page, _spy = open_display(browser, f"{live_server.url}/t/{slug}/display", 1920, 1080)
+    try:
+        page.wait_for_selector("[data-testid=board] [data-testid=unit-c1]")
+        found = page.evaluate(NOBLE_WOUNDED)
+        fighting, wounded = found["fighting"], found["wounded"]
+        assert fighting["state"] is None and wounded["state"] == "wounded", found
+        assert fighting["white"] > 20 and wounded["white"] > 20, found
+        assert abs(fighting["drawn"] - fighting["line"]) < 4, found
+        assert wounded["line"] < fighting["line"] - 4, f"the men's line did not move up: {found}"
+        assert abs(wounded["drawn"] - wounded["line"]) < 4, f"the number is drawn where the men's line was: {found}"
+        assert page.evaluate("() => getComputedStyle(document.querySelector('[data-testid=unit-a1]')).borderTopStyle") == "dashed"
+        page.locator("[data-testid=side-A]").screenshot(path=str(shots / "display-olympia-wounded.png"))
+    finally:
+        context.close()

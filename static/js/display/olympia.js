@@ -114,7 +114,7 @@ export function render(root, view, ctx) {
         seen.add(key);
         men[u.id] = u.men;
         const before = previousMen[u.id];
-        updateUnit(board.units.get(key), u, before !== undefined && u.men < before ? before - u.men : 0, maxMen);
+        if (updateUnit(board.units.get(key), u, before !== undefined && u.men < before ? before - u.men : 0, maxMen)) panel.measured = false;
       }
     }
   }
@@ -403,10 +403,16 @@ function strengthBar(panel, side, sid, ctx, newBattle) {
   setText(bar.memo, "text", bar.text, text);
 }
 
+// The tile's words and labels, and what the canvas draws of it. True when the tile's state line
+// (WOUNDED, DEAD…) appeared or went: the tile's words move (they are centred in it), so its side is
+// measured again before the canvas draws the men's number where its line now is.
 function updateUnit(parts, u, lost, maxMen) {
   const { memo, el } = parts;
+  const stateShown = u.state !== "fighting";
+  const moved = parts.stateShown !== undefined && parts.stateShown !== stateShown;
+  parts.stateShown = stateShown;
   const troops = (u.troops || []).filter((t) => t.count > 0).map((t) => `${fmt(t.count)} ${t.label}`).join(" · ");
-  const stateCls = u.state !== "fighting" ? `is-${u.state}` : null; // routed, fled, destroyed…
+  const stateCls = u.state !== "fighting" ? `is-${u.state}` : null; // wounded, dead, prisoner
   if (memo.stateCls !== stateCls) {
     if (memo.stateCls) el.classList.remove(memo.stateCls);
     if (stateCls) el.classList.add(stateCls);
@@ -430,6 +436,7 @@ function updateUnit(parts, u, lost, maxMen) {
   parts.men = u.men;
   parts.lost = lost;
   parts.troops = troops;
+  return moved;
 }
 
 function tileName(name) {
