@@ -368,17 +368,33 @@ function updateToken(b, rec, t, spec, o) {
   }
 
   if (o.showNames && t.name) {
-    // side by side with another token, every other name goes above its token so the two stay apart
-    const crowded = o.occupied.has(`${t.x - 1},${t.y}`) || o.occupied.has(`${t.x + 1},${t.y}`);
-    const above = crowded && t.x % 2 === 1;
+    // A name goes under its token, over the top of the square below. Side by side with another
+    // token, every other name goes above its token so the two stay apart. A name never lies over a
+    // token in the square above or below (it would hide that token's badges): it goes to the other
+    // side if that is free and shown, else beside its token where the squares are free, else on
+    // its own token's foot.
+    const taken = (dx, dy) => o.occupied.has(`${t.x + dx},${t.y + dy}`);
+    const busyAbove = taken(0, -1) || t.y - 1 < o.v.y; // (above the part of the grid shown: cut off)
+    const crowded = taken(-1, 0) || taken(1, 0);
     const text = shortName(t.name, crowded ? 10 : 16);
-    // keep the name inside the part of the grid shown (a token at the edge would lose its ends)
     const half = text.length * 0.34 * Math.max(o.nameSize, o.minText) + cell * 0.05;
+    const across = Math.ceil((2 * half) / cell); // the squares the name covers beside its token
+    const besideFree = (dir) => {
+      for (let i = 1; i <= across; i++) if (taken(dir * i, 0)) return false;
+      return dir > 0 ? t.x + across < o.v.x + o.v.width : t.x - across >= o.v.x;
+    };
+    let place = crowded && t.x % 2 === 1 ? "above" : "below";
+    if (place === "below" && taken(0, 1)) place = busyAbove ? null : "above";
+    else if (place === "above" && busyAbove) place = taken(0, 1) ? null : "below";
+    if (!place) place = besideFree(1) ? "right" : besideFree(-1) ? "left" : "inside";
+    const above = place === "above";
+    // keep the name inside the part of the grid shown (a token at the edge would lose its ends)
     const cx = (t.x + 0.5) * cell;
     const left = o.v.x * cell;
     const right = (o.v.x + o.v.width) * cell;
-    const shift = cx + half > right ? right - (cx + half) : cx - half < left ? left - (cx - half) : 0;
-    const nameKey = JSON.stringify([text, above, shift, pos, !!t.active, o.fsText(o.nameSize)]);
+    const sideways = place === "right" || place === "left";
+    const shift = sideways ? 0 : cx + half > right ? right - (cx + half) : cx - half < left ? left - (cx - half) : 0;
+    const nameKey = JSON.stringify([text, place, shift, pos, !!t.active, o.fsText(o.nameSize)]);
     if (!rec.name) {
       rec.name = s("text", { class: "token-name", "text-anchor": "middle", dataset: { combatant: t.id } });
     }
@@ -387,9 +403,11 @@ function updateToken(b, rec, t, spec, o) {
       const name = rec.name;
       if (name.textContent !== text) name.textContent = text;
       setAttr(name, "class", t.active ? "token-name active" : "token-name");
-      setAttr(name, "dominant-baseline", above ? "auto" : "hanging");
-      setAttr(name, "y", above ? -cell * 0.5 : cell * 0.47);
-      setAttr(name, "x", shift ? shift : null);
+      setAttr(name, "text-anchor", place === "right" ? "start" : place === "left" ? "end" : "middle");
+      setAttr(name, "dominant-baseline", place === "below" ? "hanging" : sideways ? "central" : "auto");
+      // (inside: its baseline at the square's foot)
+      setAttr(name, "y", above ? -cell * 0.5 : sideways ? 0 : cell * 0.47);
+      setAttr(name, "x", place === "right" ? cell * 0.45 : place === "left" ? -cell * 0.45 : shift || null);
       setAttr(name, "transform", pos);
       if (name.style.getPropertyValue("font-size") !== o.fsText(o.nameSize)) name.style.setProperty("font-size", o.fsText(o.nameSize));
     }
