@@ -198,3 +198,45 @@ def test_a_wounded_nobles_number_moves_with_his_tiles_words(browser: Any, live_s
         page.locator("[data-testid=side-A]").screenshot(path=str(shots / "display-olympia-wounded.png"))
     finally:
         context.close()
+
+
+# Narrow tiles (a front row of many units): a unit's name is cut with an ellipsis, but never its
+# number, which is what tells "Knight 12" from "Knight 13" across the room.
+NARROW_NAMES = """async () => {
+  const [board, ui, kit] = await Promise.all(['display/olympia.js', 'ui.js', 'kit.js'].map((m) => import(`/static/js/${m}`)));
+  const root = document.getElementById('board');
+  const unit = (id, name, leader) => ({id, name, men: 300, leader, state: 'fighting', troops: [{kind: 'knight', label: 'knights', count: 299}]});
+  const row = (prefix, n) => Array.from({length: n}, (_, i) => unit(`${prefix}${i}`, `Cavalier ${11 + i}`, i === 0));
+  const side = (name, prefix) => ({name, broken: false, total: 4000, start_total: 5000, threshold: 2500, structure: null,
+                                   rows: [{behind: 0, units: row(prefix, 24)}, {behind: 1, units: [unit(`${prefix}x`, 'Noble with two pikemen 7', false)]}]});
+  root.dataset.version = '9';
+  board.render(root, {status: 'active', round: 1, next_phase: 'melee', report: [], sides: {A: side('a', 'a'), B: side('b', 'b')}},
+               {kit, ui, mode: 'display', battleId: 'narrow-names'});
+  await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+  return [...document.querySelectorAll('.old-unit')].map((tile) => {
+    const t = tile.getBoundingClientRect();
+    const words = tile.querySelector('.old-unit-words'), number = tile.querySelector('.old-unit-number');
+    const n = number.getBoundingClientRect();
+    return {id: tile.dataset.testid, words: words.textContent, number: number.hidden ? null : number.textContent,
+            cut: words.scrollWidth > words.clientWidth, inside: n.width > 0 && n.left >= t.left && n.right <= t.right};
+  });
+}"""
+
+
+def test_a_narrow_tile_cuts_a_units_name_but_not_its_number(browser: Any, live_server: LiveServer, shots: Path) -> None:
+    slug, _gm_token = prepare(live_server, "olympia")
+    context, page, _spy = open_display(browser, f"{live_server.url}/t/{slug}/display", 1920, 1080)
+    try:
+        page.wait_for_selector("[data-testid=board] [data-testid=unit-c1]")
+        tiles = page.evaluate(NARROW_NAMES)
+        assert len(tiles) == 50, tiles
+        for tile in tiles:
+            assert tile["number"] and tile["inside"], f"the unit's number is cut off or missing: {tile}"
+        cavalry = [t for t in tiles if t["words"] == "Cavalier"]
+        assert len(cavalry) == 48 and {t["number"] for t in cavalry} == {str(n) for n in range(11, 35)}, tiles
+        assert any(t["cut"] for t in cavalry), "the tiles are wide enough for the whole name: the test shows nothing"
+        # a long name ending in a number keeps its first word and the number
+        assert {(t["words"], t["number"]) for t in tiles if t["id"].endswith("x")} == {("Noble", "7")}, tiles
+        page.screenshot(path=str(shots / "display-olympia-narrow-names.png"))
+    finally:
+        context.close()

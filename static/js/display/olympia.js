@@ -205,7 +205,10 @@ function layRows(panel, rows, sid, sideIds, ctx) {
 function unitTile(u, sid, sideIds, ctx) {
   const { h } = ctx.ui;
   const parts = {
-    name: h("span", { class: "old-unit-name" }),
+    // the name in two parts: the words, cut with an ellipsis when the tile is narrow, and its number
+    // ("Knight 12": "Kni… 12"), always shown: it is what tells two units of one kind apart
+    words: h("span", { class: "old-unit-words" }),
+    number: h("span", { class: "old-unit-number", hidden: true }),
     leader: h("span", { class: "old-leader", hidden: true }),
     line: h("div", { class: "old-unit-men", "aria-hidden": "true" }), // the canvas writes the men here
     state: h("div", { class: "old-unit-state", hidden: true }),
@@ -215,7 +218,7 @@ function unitTile(u, sid, sideIds, ctx) {
     memo: {},
   };
   parts.el = h("div", { class: "old-unit", role: "listitem", dataset: { testid: `unit-${u.id}` } }, h("div", { class: "old-unit-body" },
-    h("div", { class: "old-unit-head" }, parts.name, parts.leader), // (the side's badge is on its panel)
+    h("div", { class: "old-unit-head" }, h("span", { class: "old-unit-name" }, parts.words, parts.number), parts.leader), // (the side's badge is on its panel)
     parts.line, parts.state));
   return parts;
 }
@@ -422,7 +425,9 @@ function updateUnit(parts, u, lost, maxMen) {
   setData(memo, el, "men", u.men);
   setData(memo, el, "lost", lost);
   setData(memo, el, "state", u.state);
-  setText(memo, "name", parts.name, tileName(u.name));
+  const [words, number] = tileName(u.name);
+  setText(memo, "name", parts.words, words);
+  setShown(memo, "number", parts.number, number);
   setShown(memo, "leader", parts.leader, u.leader ? "★" : "");
   setShown(memo, "state", parts.state, u.state !== "fighting" ? String(u.state) : "");
   setAttr(memo, el, "aria-label", `${u.name}: ${fmt(u.men)} ${u.men === 1 ? "man" : "men"}${troops ? ` (${troops})` : ""}${lost > 0 ? `, ${fmt(lost)} fell` : ""}${u.state !== "fighting" ? `, ${u.state}` : ""}`);
@@ -439,12 +444,14 @@ function updateUnit(parts, u, lost, maxMen) {
   return moved;
 }
 
+// A unit's name on its tile: [its words, its number or ""] ("Noble with two pikemen 12" is
+// ["Noble", "12"]: a long name ending in a number keeps its first word and the number)
 function tileName(name) {
-  const text = String(name || "");
-  if (text.length <= 12) return text;
+  const text = String(name || "").trim();
   const words = text.split(/\s+/);
   const last = words[words.length - 1];
-  return /^\d+$/.test(last) && words.length > 1 ? `${words[0]} ${last}` : text;
+  if (words.length < 2 || !/^\d+$/.test(last)) return [text, ""];
+  return [text.length <= 12 ? words.slice(0, -1).join(" ") : words[0], last];
 }
 
 function structureText(st) {
