@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -123,6 +125,19 @@ def open_display(browser: Any, url: str, width: int, height: int) -> tuple[Any, 
     page.goto(url)
     page.wait_for_selector("[data-testid=connection-status][data-state=live]")
     return context, page, spy
+
+
+@contextmanager
+def display_of(browser: Any, server: LiveServer, system: str) -> Iterator[Any]:
+    """The table display of a new table of ``system`` (its battle started) at 1920×1080, its board
+    drawn: the page, closed afterwards."""
+    slug, _gm_token = prepare(server, system)
+    context, page, _spy = open_display(browser, f"{server.url}/t/{slug}/display", 1920, 1080)
+    try:
+        wait_for_board(page, system)
+        yield page
+    finally:
+        context.close()
 
 
 def wait_for_board(page: Any, system: str) -> None:

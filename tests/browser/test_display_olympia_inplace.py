@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.browser.conftest import LiveServer
-from tests.browser.test_display import gm_declares, olympia_tile_pixels, open_display, prepare
+from tests.browser.test_display import display_of, gm_declares, olympia_tile_pixels, open_display, prepare
 
 pytestmark = pytest.mark.browser
 
@@ -183,10 +183,7 @@ NOBLE_WOUNDED = """async () => {
 
 
 def test_a_wounded_nobles_number_moves_with_his_tiles_words(browser: Any, live_server: LiveServer, shots: Path) -> None:
-    slug, _gm_token = prepare(live_server, "olympia")
-    context, page, _spy = open_display(browser, f"{live_server.url}/t/{slug}/display", 1920, 1080)
-    try:
-        page.wait_for_selector("[data-testid=board] [data-testid=unit-c1]")
+    with display_of(browser, live_server, "olympia") as page:
         found = page.evaluate(NOBLE_WOUNDED)
         fighting, wounded = found["fighting"], found["wounded"]
         assert fighting["state"] is None and wounded["state"] == "wounded", found
@@ -196,8 +193,6 @@ def test_a_wounded_nobles_number_moves_with_his_tiles_words(browser: Any, live_s
         assert abs(wounded["drawn"] - wounded["line"]) < 4, f"the number is drawn where the men's line was: {found}"
         assert page.evaluate("() => getComputedStyle(document.querySelector('[data-testid=unit-a1]')).borderTopStyle") == "dashed"
         page.locator("[data-testid=side-A]").screenshot(path=str(shots / "display-olympia-wounded.png"))
-    finally:
-        context.close()
 
 
 # Narrow tiles (a front row of many units): a unit's name is cut with an ellipsis, but never its
@@ -224,10 +219,7 @@ NARROW_NAMES = """async () => {
 
 
 def test_a_narrow_tile_cuts_a_units_name_but_not_its_number(browser: Any, live_server: LiveServer, shots: Path) -> None:
-    slug, _gm_token = prepare(live_server, "olympia")
-    context, page, _spy = open_display(browser, f"{live_server.url}/t/{slug}/display", 1920, 1080)
-    try:
-        page.wait_for_selector("[data-testid=board] [data-testid=unit-c1]")
+    with display_of(browser, live_server, "olympia") as page:
         tiles = page.evaluate(NARROW_NAMES)
         assert len(tiles) == 50, tiles
         for tile in tiles:
@@ -238,5 +230,3 @@ def test_a_narrow_tile_cuts_a_units_name_but_not_its_number(browser: Any, live_s
         # a long name ending in a number keeps its first word and the number
         assert {(t["words"], t["number"]) for t in tiles if t["id"].endswith("x")} == {("Noble", "7")}, tiles
         page.screenshot(path=str(shots / "display-olympia-narrow-names.png"))
-    finally:
-        context.close()

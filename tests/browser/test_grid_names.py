@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.browser.conftest import LiveServer
-from tests.browser.test_display import open_display, prepare
+from tests.browser.test_display import display_of
 
 pytestmark = pytest.mark.browser
 
@@ -50,10 +50,7 @@ NAMES = """async () => {
 
 
 def test_token_names_keep_clear_of_the_tokens_around_them(browser: Any, live_server: LiveServer, shots: Path) -> None:
-    slug, _gm_token = prepare(live_server, "battles-and-balances")
-    context, page, _spy = open_display(browser, f"{live_server.url}/t/{slug}/display", 1920, 1080)
-    try:
-        page.wait_for_selector("[data-testid=board] [data-testid=token]")
+    with display_of(browser, live_server, "battles-and-balances") as page:
         names = {n["id"]: n for n in page.evaluate(NAMES)}
         assert set(names) == {f"t{i}" for i in range(1, 8)}, names
         for n in names.values():
@@ -64,5 +61,3 @@ def test_token_names_keep_clear_of_the_tokens_around_them(browser: Any, live_ser
         # the one above another token, with the square above it free, is above it
         assert not names["t1"]["below"], names["t1"]
         page.screenshot(path=str(shots / "grid-names.png"))
-    finally:
-        context.close()
