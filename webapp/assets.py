@@ -33,7 +33,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 
 from rules import RulesError
 
-from .models import StoredImage
+from .models import StoredImage, utcnow
 
 bp = Blueprint("assets", __name__)
 
@@ -127,6 +127,10 @@ def store_image(table_id: int | None, data: bytes, content_type: str, width: int
     with service.session() as s:
         found = s.exec(select(StoredImage).where(StoredImage.sha256 == digest)).first()
         if found is not None:
+            found.created_at = utcnow()  # uploaded again: new, so not pruned before the GM uses it
+            s.add(found)
+            s.commit()
+            s.refresh(found)
             return found
         row = StoredImage(sha256=digest, content_type=content_type, width=width, height=height, size=len(data),
                           data=data, table_id=table_id)
@@ -189,6 +193,7 @@ def upload(slug: str) -> Any:
     except UploadRefused as exc:
         return _refuse(str(exc), exc.status)
     row = store_image(table.id, pixels, ctype, width, height)
+    hub.service.prune_unused_images()  # the earlier uploads no board or roster took
     return jsonify({"ok": True, "image": {"sha256": row.sha256, "url": image_url(row.sha256, row.content_type),
                                           "type": row.content_type, "width": row.width, "height": row.height}})
 

@@ -120,6 +120,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(demo_report(tables, host_urls(args.host, args.port, args.public_url)))
     print("Create more tables from the front page:", host_urls(args.host, args.port, args.public_url)[-1] + "/")
     sys.stdout.flush()
+    hub(app).service.prune_unused_images()  # uploads no board or roster took (each upload prunes too)
     settle_memory()
     checkpoint_in_background(hub(app).service.engine)
     socketio.run(app, host=args.host, port=args.port, allow_unsafe_werkzeug=True, use_reloader=False, log_output=False)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import json
 import logging
 import re
 import secrets
@@ -30,6 +31,7 @@ from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from sqlalchemy import delete as sa_delete
 from sqlalchemy import select as sa_select
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
@@ -96,6 +98,9 @@ _RECORD_FIELDS = tuple(f.name for f in fields(BattleRecord))
 
 #: the rule systems played on a grid: they take a map, token looks and blocked squares
 GRID_SYSTEMS = frozenset({"eclipse-phase", "battles-and-balances", "adnd"})
+#: an uploaded image that no board and no saved roster uses is deleted once it is older than this
+UNUSED_IMAGE_AGE = timedelta(days=1)
+_IMAGE_REF = re.compile(r"[0-9a-f]{64}")  # an image's sha256, wherever a board or a roster keeps it
 
 
 def board_settings(stored: Any) -> dict[str, Any]:
@@ -389,6 +394,28 @@ class BattleService:
 
     def write_board(self, table_id: int, board: dict[str, Any]) -> GameTable:
         return self._set_table(table_id, board=board)
+
+    def prune_unused_images(self, older_than: timedelta = UNUSED_IMAGE_AGE, now: datetime | None = None) -> int:
+        """Delete the uploaded images that no table's board (its map, its tokens' portraits) and no
+        saved roster (a combatant's portrait) uses, uploaded more than ``older_than`` ago (a GM's
+        upload waits that long for the board it is meant for; uploading the same image again makes
+        it new). A GM trying maps to line up, or changing a portrait, no longer leaves every earlier
+        image in the database for ever. Returns how many were deleted."""
+        cutoff = (now or utcnow()) - older_than
+        with self.session() as s:
+            used: set[str] = set()
+            for board in s.exec(select(GameTable.board)).all():
+                used.update(_IMAGE_REF.findall(json.dumps(board or {})))
+            for stats in s.exec(select(RosterCombatant.stats)).all():
+                used.update(_IMAGE_REF.findall(json.dumps(stats or {})))
+            old = s.exec(select(StoredImage.id, StoredImage.sha256).where(col(StoredImage.created_at) < cutoff)).all()
+            unused = [image_id for image_id, sha in old if sha not in used]
+            if unused:
+                s.exec(sa_delete(StoredImage).where(col(StoredImage.id).in_(unused)))  # type: ignore[call-overload]
+                s.commit()
+        if unused:
+            log.info("deleted %d uploaded image(s) no board or roster uses", len(unused))
+        return len(unused)
 
     def _set_table(self, table_id: int, **fields: Any) -> GameTable:
         """Write already checked values into a table's row; the table as stored."""

@@ -8,6 +8,7 @@ import io
 import json
 import os
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from PIL import Image, PngImagePlugin
 from rules import get_system
 from tests.conftest import make_app
 from webapp.app import socketio
-from webapp.models import StoredImage
+from webapp.models import StoredImage, utcnow
 from webapp.replay import replay_battle
 
 WALL = [[4, y] for y in range(0, 8)]  # a wall from top to bottom of an 8-row grid: nobody passes
@@ -379,6 +380,53 @@ def test_a_saved_roster_keeps_token_colours_and_portraits(board: Board) -> None:
     assert sum(1 for look in looks.values() if look["colour"] == "#123456") == 2
 
 
+# --- uploads no board or roster uses are deleted ---------------------------------------------------------
+
+
+def _age(board: Board, shas: list[str], days: float) -> None:
+    """Make these uploads ``days`` old."""
+    from sqlmodel import select
+
+    with board.service.session() as s:
+        for row in s.exec(select(StoredImage).where(StoredImage.sha256.in_(shas))).all():  # type: ignore[attr-defined]
+            row.created_at = utcnow() - timedelta(days=days)
+            s.add(row)
+        s.commit()
+
+
+def _stored(board: Board) -> set[str]:
+    from sqlmodel import select
+
+    with board.service.session() as s:
+        return set(s.exec(select(StoredImage.sha256)).all())
+
+
+def test_uploads_no_board_or_roster_uses_are_deleted_after_a_day(board: Board) -> None:
+    board.service.set_lineup(board.table.id, _lineup("battles-and-balances", board.seat.public_id))
+    on_map, in_roster, tried, fresh = (board.upload(png(40 + i, 40)).get_json()["image"]["sha256"] for i in range(4))
+    gm = board.gm()
+    assert gm.emit("board_set", {"map": {"image": on_map, "squares_across": 8}, "tokens": {"b": {"portrait": in_roster}}},
+                   callback=True)["ok"]
+    assert gm.emit("roster_save", {"name": "Goons"}, callback=True)["ok"]
+    assert gm.emit("board_set", {"tokens": {"b": None}}, callback=True)["ok"]  # the portrait is the roster's alone now
+    _age(board, [on_map, in_roster, tried], 2)
+    # the map and the roster's portrait stay, the map tried and dropped goes, the one just uploaded waits
+    assert board.service.prune_unused_images() == 1
+    assert _stored(board) == {on_map, in_roster, fresh}
+    assert board.http.get(f"/img/{tried}.png").status_code == 404
+    assert board.http.get(f"/img/{on_map}.png").status_code == 200
+    assert board.service.prune_unused_images() == 0
+    # uploading the same pixels again makes an old upload new: it waits another day for its board
+    _age(board, [fresh], 2)
+    assert board.upload(png(43, 40)).get_json()["image"]["sha256"] == fresh
+    assert board.service.prune_unused_images() == 0 and fresh in _stored(board)
+    # a map taken off the board goes a day later, at the next upload (each upload prunes)
+    assert gm.emit("board_set", {"map": None}, callback=True)["ok"]
+    _age(board, [on_map, fresh], 2)
+    newest = board.upload(png(20, 20)).get_json()["image"]["sha256"]
+    assert _stored(board) == {in_roster, newest}
+
+
 # --- PostgreSQL ---------------------------------------------------------------------------------------
 
 
@@ -415,5 +463,10 @@ def test_on_postgresql_images_and_blocked_squares_work_across_a_restart(pg_app: 
         assert hashlib.sha256(served.data).hexdigest() == image["sha256"]
         table = other.extensions["battleboard"].service.table(table_id=board.table.id)
         assert json.loads(json.dumps(table.board))["map"]["squares_across"] == 8
+        # an old upload no board uses is deleted there too; the map stays
+        unused = board.upload(png(30, 30)).get_json()["image"]["sha256"]
+        _age(board, [image["sha256"], unused], 2)
+        assert other.extensions["battleboard"].service.prune_unused_images() == 1
+        assert _stored(board) == {image["sha256"]}
     finally:
         other.extensions["battleboard"].service.engine.dispose()
