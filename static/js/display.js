@@ -274,8 +274,18 @@ function same(el, shown) {
 // Dice worth showing on the TV: real dice, not a mass battle's draws.
 const showable = kit.showableRoll;
 
+// (each event is looked at once: the same event objects come back at every update, and an Olympia
+// battle's hundreds of roll summaries are not tested again twice an update)
+const hasDice = new WeakMap();
 function eventsWithRolls(events) {
-  return events.filter((e) => e.rolls && e.rolls.some(showable));
+  return events.filter((e) => {
+    let yes = hasDice.get(e);
+    if (yes === undefined) {
+      yes = Boolean(e.rolls && e.rolls.some(showable));
+      hasDice.set(e, yes);
+    }
+    return yes;
+  });
 }
 
 function renderResult() {

@@ -49,11 +49,11 @@ function setClass(memo, el, cls, on) {
   memo[`.${cls}`] = on;
   el.classList.toggle(cls, on);
 }
-function setData(memo, el, key, value) {
+function setData(memo, el, key, value) { // key: one lower-case word ("men")
   const text = String(value);
   if (memo[`@${key}`] === text) return;
   memo[`@${key}`] = text;
-  el.dataset[key] = text;
+  el.setAttribute(`data-${key}`, text); // (dataset's setter converts the name at every call)
 }
 function setAttr(memo, el, name, value) {
   const text = String(value);
