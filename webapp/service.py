@@ -395,13 +395,13 @@ class BattleService:
     def write_board(self, table_id: int, board: dict[str, Any]) -> GameTable:
         return self._set_table(table_id, board=board)
 
-    def prune_unused_images(self, older_than: timedelta = UNUSED_IMAGE_AGE, now: datetime | None = None) -> int:
+    def prune_unused_images(self) -> int:
         """Delete the uploaded images that no table's board (its map, its tokens' portraits) and no
-        saved roster (a combatant's portrait) uses, uploaded more than ``older_than`` ago (a GM's
+        saved roster (a combatant's portrait) uses, uploaded more than :data:`UNUSED_IMAGE_AGE` ago (a GM's
         upload waits that long for the board it is meant for; uploading the same image again makes
         it new). A GM trying maps to line up, or changing a portrait, no longer leaves every earlier
         image in the database for ever. Returns how many were deleted."""
-        cutoff = (now or utcnow()) - older_than
+        cutoff = utcnow() - UNUSED_IMAGE_AGE
         with self.session() as s:
             used: set[str] = set()
             for board in s.exec(select(GameTable.board)).all():
@@ -430,7 +430,7 @@ class BattleService:
 
     @staticmethod
     def _image(s: Session, value: Any, what: str) -> dict[str, str]:
-        if not isinstance(value, str) or not re.fullmatch(r"[0-9a-f]{64}", value):
+        if not isinstance(value, str) or not _IMAGE_REF.fullmatch(value):
             raise InvalidDeclaration(f"{what} must be the sha256 of an uploaded image")
         row = s.exec(select(StoredImage).where(StoredImage.sha256 == value)).first()
         if row is None:

@@ -387,7 +387,6 @@ function updateToken(b, rec, t, spec, o) {
     if (place === "below" && taken(0, 1)) place = busyAbove ? null : "above";
     else if (place === "above" && busyAbove) place = taken(0, 1) ? null : "below";
     if (!place) place = besideFree(1) ? "right" : besideFree(-1) ? "left" : "inside";
-    const above = place === "above";
     // keep the name inside the part of the grid shown (a token at the edge would lose its ends)
     const cx = (t.x + 0.5) * cell;
     const left = o.v.x * cell;
@@ -406,7 +405,7 @@ function updateToken(b, rec, t, spec, o) {
       setAttr(name, "text-anchor", place === "right" ? "start" : place === "left" ? "end" : "middle");
       setAttr(name, "dominant-baseline", place === "below" ? "hanging" : sideways ? "central" : "auto");
       // (inside: its baseline at the square's foot)
-      setAttr(name, "y", above ? -cell * 0.5 : sideways ? 0 : cell * 0.47);
+      setAttr(name, "y", place === "above" ? -cell * 0.5 : sideways ? 0 : cell * 0.47);
       setAttr(name, "x", place === "right" ? cell * 0.45 : place === "left" ? -cell * 0.45 : shift || null);
       setAttr(name, "transform", pos);
       if (name.style.getPropertyValue("font-size") !== o.fsText(o.nameSize)) name.style.setProperty("font-size", o.fsText(o.nameSize));
