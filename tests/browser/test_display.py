@@ -109,6 +109,14 @@ MEASURE = """() => {
 }"""
 
 
+TRAY_PURPOSES = """() => {
+  const tray = document.querySelector('[data-testid=dice-tray]');
+  const purposes = [...tray.querySelectorAll('[data-testid=roll] .kit-roll-purpose')];
+  return {rolls: purposes.length, cut: purposes.filter((p) => p.scrollWidth > p.clientWidth + 1).map((p) => p.textContent),
+          scroll: tray.scrollHeight, client: tray.clientHeight};
+}"""
+
+
 def measure(page: Any) -> dict[str, Any]:
     return page.evaluate(MEASURE)
 
@@ -168,6 +176,12 @@ def test_the_table_display_reads_from_across_the_room(browser: Any, live_server:
             assert len(visible) == len(lineup_for(system)), f"not every token is on the board: {m['tokens']}"
             for t in visible:
                 assert t["w"] >= 64 and t["h"] >= 64, f"token {t['id']} is {t['w']:.0f}×{t['h']:.0f} px"
+            # the dice tray: its rolls fit it whole, and each says in full what it was for (the
+            # initiative rolls of four combatants read "Habitat guard i…" when they stood side by side)
+            tray = page.evaluate(TRAY_PURPOSES)
+            assert not tray["cut"] and tray["scroll"] <= tray["client"] + 1, tray
+            if system == "eclipse-phase":
+                assert tray["rolls"] == 4, tray  # (the four initiative rolls of the first action turn)
         # the turn cue names who acts (or what is awaited) in large words
         cue = page.inner_text("[data-testid=turn-cue]")
         assert cue.strip(), "no turn cue"
