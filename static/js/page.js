@@ -222,7 +222,8 @@ const turnCue = (() => {
       body.dataset.turn = isMine ? "mine" : "waiting";
       if (els.yourTurn) els.yourTurn.hidden = !isMine;
       document.title = isMine ? `▶ Your turn — ${baseTitle}` : baseTitle;
-      if (icon) icon.setAttribute("href", isMine ? turnIcon : plainIcon);
+      // (the icon once the update is painted: a new icon is fetched and decoded, an SVG as a document of its own)
+      if (icon) afterPaint(() => icon.setAttribute("href", mine ? turnIcon : plainIcon));
       if (isMine && !mine) {
         if (navigator.vibrate) { try { navigator.vibrate([200, 100, 200]); } catch (err) { /* not allowed yet */ } }
         if (sound) beep();
@@ -322,10 +323,18 @@ const conn = connect({
     lastRunning = running;
     lastBattleId = state.battleId;
     turnCue.set(isMyTurn(state.view));
-    if (role === "player") import("./entropy.js").then((m) => m.offerEntropy(conn, state)).catch(() => {}); // the phone's client seed (H7)
+    // the phone's client seed (H7), sent once the update is on the screen: sending a command costs a
+    // phone about as much as drawing the update (a new battle's first update took twice as long)
+    if (role === "player") afterPaint(() => import("./entropy.js").then((m) => m.offerEntropy(conn, conn.state)).catch(() => {}));
     if (role === "gm") import("./export-button.js").then((m) => m.mountExportButton(els.controls, table, state, ctxBase())).catch(() => {}); // download + share (H7)
   },
 });
+
+// Work that can wait until the update is painted (at once when the page is hidden: no frame comes).
+function afterPaint(work) {
+  if (document.visibilityState !== "visible") { setTimeout(work, 0); return; }
+  requestAnimationFrame(() => setTimeout(work, 0));
+}
 
 function ctxBase() {
   return {
