@@ -1,4 +1,5 @@
-"""Draw the board's home-screen icons (static/icons/*.png) from the same shapes as static/favicon.svg.
+"""Draw the board's home-screen icons (static/icons/*.png) from the same shapes as static/favicon.svg,
+and the phone's tab icons (the plain one and the one of the player's turn).
 
 Pure Python (zlib + struct), so it runs anywhere: ``python3 tools/make_icons.py``. The PNGs are committed;
 run this again only when the design changes.
@@ -19,6 +20,10 @@ SHAPES = [
     (GOLD, [(14, 50), (42, 14), (50, 22), (22, 50)]),
     (BLUE, [(50, 50), (22, 14), (14, 22), (42, 50)]),
 ]
+# the turn's icon: gold, the blades dark, a red dot with a dark rim in the top right corner
+RED = (0xFF, 0x5D, 0x5D)
+TURN_SHAPES = [(BG, poly) for _, poly in SHAPES]
+TURN_DOT = (52.0, 12.0, 10.0, 1.5)  # centre, radius, half the rim's width (in the 64-unit box)
 
 
 def inside(poly: list[tuple[float, float]], x: float, y: float) -> bool:
@@ -38,7 +43,7 @@ def in_rounded(x: float, y: float, size: float, radius: float) -> bool:
     return (x - cx) ** 2 + (y - cy) ** 2 <= radius**2
 
 
-def draw(size: int, maskable: bool = False, samples: int = 3) -> bytes:
+def draw(size: int, maskable: bool = False, samples: int = 3, turn: bool = False) -> bytes:
     # a maskable icon keeps its picture inside the central 80% and fills the whole square
     scale = 64 / size / (0.72 if maskable else 1.0)
     shift = 32 - 32 * (1 / (0.72 if maskable else 1.0))
@@ -53,11 +58,18 @@ def draw(size: int, maskable: bool = False, samples: int = 3) -> bytes:
                     y = py + (sy + 0.5) / samples
                     if not maskable and not in_rounded(x, y, size, size * 12 / 64):
                         continue
-                    colour = BG
+                    colour = GOLD if turn else BG
                     ux, uy = x * scale + shift, y * scale + shift
-                    for c, poly in SHAPES:
+                    for c, poly in TURN_SHAPES if turn else SHAPES:
                         if inside(poly, ux, uy):
                             colour = c
+                    if turn:
+                        cx, cy, r, rim = TURN_DOT
+                        d = ((ux - cx) ** 2 + (uy - cy) ** 2) ** 0.5
+                        if d <= r - rim:
+                            colour = RED
+                        elif d <= r + rim:
+                            colour = BG
                     acc[0] += colour[0]
                     acc[1] += colour[1]
                     acc[2] += colour[2]
@@ -85,6 +97,10 @@ def main() -> None:
     (OUT / "icon-192.png").write_bytes(draw(192))
     (OUT / "icon-512.png").write_bytes(draw(512, samples=2))
     (OUT / "icon-maskable-512.png").write_bytes(draw(512, maskable=True, samples=2))
+    # the phone's tab icons: a PNG is decoded in no time, an SVG icon is loaded as a document of its own
+    # at each change (a few milliseconds of a phone's main thread when the turn comes and goes)
+    (OUT / "favicon-32.png").write_bytes(draw(32, samples=4))
+    (OUT / "favicon-turn-32.png").write_bytes(draw(32, samples=4, turn=True))
 
 
 if __name__ == "__main__":

@@ -181,7 +181,7 @@ const turnCue = (() => {
   let mine = false;
   const icon = document.querySelector("link[rel=icon]");
   const plainIcon = icon ? icon.getAttribute("href") : null;
-  const turnIcon = `${staticRoot}favicon-turn.svg`;
+  const turnIcon = `${staticRoot}icons/favicon-turn-32.png`; // (a player's page: PNGs, see board.html)
 
   function drawToggle() {
     if (!els.soundToggle) return;

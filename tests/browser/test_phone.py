@@ -102,7 +102,7 @@ def test_the_players_turn_fits_the_first_screen(browser: Any, live_server: LiveS
         # the turn is unmissable: banner, title, icon
         expect(phone.locator("[data-testid=your-turn]")).to_be_visible()
         assert phone.title().startswith("▶ Your turn"), phone.title()
-        expect(phone.locator("link[rel=icon]")).to_have_attribute("href", re.compile(r"favicon-turn\.svg$"))  # (once the turn is painted)
+        expect(phone.locator("link[rel=icon]")).to_have_attribute("href", re.compile(r"/icons/favicon-turn-32\.png$"))  # (once the turn is painted)
 
         phone.evaluate("window.scrollTo(0, 0)")
         phone.wait_for_timeout(300)  # the dice and bars settle
@@ -158,7 +158,7 @@ def test_turn_cues_sound_switch_and_web_app(browser: Any, live_server: LiveServe
         # chosen: no longer the player's move, though the choice may still change
         phone.wait_for_selector("body:not(.my-turn)")
         assert not phone.title().startswith("▶")
-        expect(phone.locator("link[rel=icon]")).to_have_attribute("href", re.compile(r"/favicon\.svg$"))
+        expect(phone.locator("link[rel=icon]")).to_have_attribute("href", re.compile(r"/icons/favicon-32\.png$"))
         expect(phone.locator("[data-testid=your-turn]")).to_be_hidden()
 
         # the web app manifest, linked from the player's page, with icons that exist
@@ -179,6 +179,12 @@ def test_turn_cues_sound_switch_and_web_app(browser: Any, live_server: LiveServe
                 assert body[:8] == b"\x89PNG\r\n\x1a\n"
                 width, height = int.from_bytes(body[16:20], "big"), int.from_bytes(body[20:24], "big")
                 assert f"{width}x{height}" == icon["sizes"]
+        # the phone's tab icons are 32-pixel PNGs (the icon changes with the turn: an SVG is loaded as a
+        # document of its own at each change)
+        plain = phone.get_attribute("link[rel=icon]", "href")
+        for href in (plain, plain.replace("favicon-32.png", "favicon-turn-32.png")):
+            body = phone.request.get(live_server.url + href).body()
+            assert body[:8] == b"\x89PNG\r\n\x1a\n" and int.from_bytes(body[16:20], "big") == 32, href
         phone.screenshot(path=str(shots / "phone-chosen.png"))
     finally:
         gm_ctx.close()
