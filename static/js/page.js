@@ -225,8 +225,11 @@ const turnCue = (() => {
       // (the icon once the update is painted: a new icon is fetched and decoded, an SVG as a document of its own)
       if (icon) afterPaint(() => icon.setAttribute("href", mine ? turnIcon : plainIcon));
       if (isMine && !mine) {
-        if (navigator.vibrate) { try { navigator.vibrate([200, 100, 200]); } catch (err) { /* not allowed yet */ } }
-        if (sound) beep();
+        // (the buzz and the sound as the turn shows: a call to vibrate cost the update a few milliseconds)
+        afterPaint(() => {
+          if (navigator.vibrate) { try { navigator.vibrate([200, 100, 200]); } catch (err) { /* not allowed yet */ } }
+          if (sound) beep();
+        });
       }
       mine = isMine;
     },

@@ -133,11 +133,21 @@ def test_the_players_turn_fits_the_first_screen(browser: Any, live_server: LiveS
         phone_ctx.close()
 
 
+# records the phone's buzzes (navigator.vibrate's patterns) and the notes it plays ("tone")
+CUE_SPY = """
+window.__cues = [];
+Object.defineProperty(Navigator.prototype, "vibrate", {configurable: true, value(pattern) { window.__cues.push(pattern); return true; }});
+const start = OscillatorNode.prototype.start;
+OscillatorNode.prototype.start = function (...args) { window.__cues.push("tone"); return start.apply(this, args); };
+"""
+
+
 def test_turn_cues_sound_switch_and_web_app(browser: Any, live_server: LiveServer, shots: Path) -> None:
     """A duel: the title and icon change on the player's turn and back once they have chosen; the turn
     sound is off by default and the player's choice is remembered; the manifest and its icons are served."""
     gm_ctx = browser.new_context(viewport={"width": 1024, "height": 768})
     phone_ctx = browser.new_context(**PHONE)
+    phone_ctx.add_init_script(CUE_SPY)
     try:
         gm, phone = gm_ctx.new_page(), phone_ctx.new_page()
         create_table(gm, live_server, "Cues", "phantoms-bane", ("Jharek", "Wild Monster"))
@@ -151,9 +161,13 @@ def test_turn_cues_sound_switch_and_web_app(browser: Any, live_server: LiveServe
         expect(phone.locator("[data-testid=sound-toggle]")).to_have_attribute("aria-pressed", "true")
 
         assert not phone.title().startswith("▶")
+        phone.evaluate("window.__cues.length = 0")  # (the toggle's sample sound)
         gm.click("[data-testid=start-battle]")
         phone.wait_for_selector("body.my-turn")
         assert phone.title().startswith("▶ Your turn")
+        # the phone buzzes and, the sound being on, plays its two notes, once
+        phone.wait_for_function("window.__cues.filter((c) => c === 'tone').length === 2")
+        assert phone.evaluate("window.__cues") == [[200, 100, 200], "tone", "tone"]
         phone.click("[data-testid=choose-attack]")
         # chosen: no longer the player's move, though the choice may still change
         phone.wait_for_selector("body:not(.my-turn)")
