@@ -1022,8 +1022,10 @@ class Olympia(RuleSystem):
         for side, info in state["sides"].items():
             rows: dict[int, list[dict[str, Any]]] = {}
             for cid, c in self._units(state, side):
+                # (the label reads with its count: "1 paladin", "2 paladins")
                 troops = [
-                    {"kind": k.key, "label": k.many, "count": c["troops"].get(k.key, 0), "start": c["start_troops"].get(k.key, 0)}
+                    {"kind": k.key, "label": k.one if c["troops"].get(k.key, 0) == 1 else k.many,
+                     "count": c["troops"].get(k.key, 0), "start": c["start_troops"].get(k.key, 0)}
                     for k in KINDS if c["start_troops"].get(k.key, 0) > 0
                 ]
                 rows.setdefault(c["behind"], []).append({

@@ -593,6 +593,17 @@ def test_break_point_hundred_breaks_after_the_first_phase_and_zero_only_at_nothi
 # --- views, secrecy, checkpoints ---------------------------------------------------------------------------
 
 
+def test_a_troop_label_reads_with_its_count() -> None:
+    """A unit's troops are labelled for their count: "1 paladin", "2 pikemen", "0 knights"."""
+    lineup = [noble("osswid", "A", leader=True, paladin=1, pikeman=2), noble("brennan", "B", knight=1)]
+    state, _ = SYSTEM.setup(lineup, {}, ScriptedDice([]))
+    state["combatants"]["brennan"]["troops"]["knight"] = 0
+    view = SYSTEM.view_for(state, SPECTATOR)
+    labels = {(u["id"], t["kind"]): (t["count"], t["label"]) for side in view["sides"].values() for row in side["rows"]
+              for u in row["units"] for t in u["troops"]}
+    assert labels == {("osswid", "pikeman"): (2, "pikemen"), ("osswid", "paladin"): (1, "paladin"), ("brennan", "knight"): (0, "knights")}
+
+
 def test_views_and_legal_declarations() -> None:
     lineup = [noble("osswid", "A", leader=True, controller="seat", seat="s1", knight=3), noble("brennan", "B", behind=1, soldier=4)]
     state, _ = SYSTEM.setup(lineup, {"structure_a": "castle"}, ScriptedDice([]))
