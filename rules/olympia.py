@@ -75,6 +75,10 @@ class Kind:
     siege: bool = False
     pirate: bool = False
 
+    def called(self, n: int) -> str:
+        """The kind's name for ``n`` of them: "paladin" for one, "paladins" for any other count."""
+        return self.one if n == 1 else self.many
+
 
 KINDS: tuple[Kind, ...] = (
     Kind("peasant", "peasant", "peasants", 1, 1),
@@ -184,7 +188,7 @@ def break_threshold(start_total: float, break_point: int) -> int:
 
 
 def _plural(n: int, kind: Kind) -> str:
-    return f"{n:,} {kind.one if n == 1 else kind.many}"
+    return f"{n:,} {kind.called(n)}"
 
 
 def _num(value2: int) -> int | float:
@@ -1022,11 +1026,11 @@ class Olympia(RuleSystem):
         for side, info in state["sides"].items():
             rows: dict[int, list[dict[str, Any]]] = {}
             for cid, c in self._units(state, side):
-                # (the label reads with its count: "1 paladin", "2 paladins")
+                # (each label reads with its count: "1 paladin", "2 paladins")
                 troops = [
-                    {"kind": k.key, "label": k.one if c["troops"].get(k.key, 0) == 1 else k.many,
-                     "count": c["troops"].get(k.key, 0), "start": c["start_troops"].get(k.key, 0)}
+                    {"kind": k.key, "label": k.called(n), "count": n, "start": c["start_troops"][k.key]}
                     for k in KINDS if c["start_troops"].get(k.key, 0) > 0
+                    for n in [c["troops"].get(k.key, 0)]
                 ]
                 rows.setdefault(c["behind"], []).append({
                     "id": cid,

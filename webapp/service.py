@@ -403,12 +403,14 @@ class BattleService:
         image in the database for ever. Returns how many were deleted."""
         cutoff = utcnow() - UNUSED_IMAGE_AGE
         with self.session() as s:
+            old = s.exec(select(StoredImage.id, StoredImage.sha256).where(col(StoredImage.created_at) < cutoff)).all()
+            if not old:
+                return 0  # (nothing old enough: the boards and rosters are not read)
             used: set[str] = set()
             for board in s.exec(select(GameTable.board)).all():
                 used.update(_IMAGE_REF.findall(json.dumps(board or {})))
             for stats in s.exec(select(RosterCombatant.stats)).all():
                 used.update(_IMAGE_REF.findall(json.dumps(stats or {})))
-            old = s.exec(select(StoredImage.id, StoredImage.sha256).where(col(StoredImage.created_at) < cutoff)).all()
             unused = [image_id for image_id, sha in old if sha not in used]
             if unused:
                 s.exec(sa_delete(StoredImage).where(col(StoredImage.id).in_(unused)))  # type: ignore[call-overload]
