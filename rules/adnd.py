@@ -2196,10 +2196,9 @@ class AdndDemonIdol(RuleSystem):
             if state["decl"]["order"] is None:
                 return ["The DM rolls who declares first."]
             awaited = self._awaited(state)
-            if awaited:
-                seat = state["combatants"][awaited]["seat"]
+            if awaited:  # (by the combatant's name: a seat's id means nothing to the table)
                 paused = " (clock paused)" if state["decl"]["paused_since"] is not None else ""
-                return [f"Waiting for {_label(awaited, state)} (seat {seat}) to declare{paused}."]
+                return [f"Waiting for {_label(awaited, state)} to declare{paused}."]
         if phase == "initiative":
             return ["The DM rolls initiative: a d6 for each side."]
         if phase == "resolution":

@@ -242,8 +242,10 @@ def test_six_second_rule_with_a_pausable_clock() -> None:
     assert view["legal"][0]["type"] == "declare" and view["legal"][0]["clock"]["seconds_per_segment"] == 6
     assert S.view_for(state, Viewer.player("s2"))["legal"] == []
     state, _ = run(state, "pause_clock", at=103.0)  # a question to the DM
-    assert "clock paused" in S.view_for(state, GM)["procedure"]["pending"][0]
+    # (the combatant by name: a seat's id means nothing to the table)
+    assert S.view_for(state, GM)["procedure"]["pending"] == ["Waiting for Aldo to declare (clock paused)."]
     state, _ = run(state, "resume_clock", at=110.0)
+    assert S.view_for(state, Viewer.player("s1"))["procedure"]["pending"] == ["Waiting for Aldo to declare."]
     clock = S.view_for(state, Viewer.player("s1"))["clock"]
     assert (clock["server_time"], clock["paused_total"], clock["delay_at_server_time"]) == (110.0, 7.0, 0)
     state, events = declare(state, "aldo", "melee", "orc", viewer=Viewer.player("s1"), at=115.9)
