@@ -17,6 +17,8 @@
 //   minText: 0,                    // no text smaller than this, in user units (the TV asks for 24 CSS px)
 //   view: {x, y, width, height},   // the part of the grid to show, in squares (default: all of it)
 //   zoomable: false,               // pinch-zoom / wheel-zoom and drag to pan; taps still work
+//   fit: {minPx: 48} | null,       // zoomable, no `view`: open on the fight at minPx a square (see fitGrid),
+//                                  // with a button under the grid for the whole board and back
 //   onTokenClick(id), onCellClick(x, y), canDrag(id) -> bool, onDrop(id, x, y)
 // })
 //
@@ -40,7 +42,7 @@
 // one turn plays then) and kept while it stays active. A container emptied or refilled by its caller
 // since gets a fresh grid.
 
-import { s } from "./ui.js";
+import { h, s } from "./ui.js";
 import { sideMark, shortName } from "./kit.js";
 
 let gridCount = 0;
@@ -131,10 +133,11 @@ function geometryOf(spec) {
     return x >= 0 && y >= 0 && x < width && y < height;
   });
   const zoomable = !!spec.zoomable;
-  const key = JSON.stringify([cell, width, height, zoomable,
+  const fits = zoomable && !!spec.fit && !spec.view;
+  const key = JSON.stringify([cell, width, height, zoomable, fits,
     map && [map.url, map.width, map.height, map.squares_across, map.offset_x || 0, map.offset_y || 0],
     blocked.map(([x, y]) => [x, y])]);
-  return { cell, width, height, W: width * cell, H: height * cell, map, blocked, zoomable, key };
+  return { cell, width, height, W: width * cell, H: height * cell, map, blocked, zoomable, fits, key };
 }
 
 /**
@@ -148,8 +151,10 @@ function geometryOf(spec) {
 export function renderGrid(container, spec) {
   const geo = geometryOf(spec);
   let b = boards.get(container);
-  const kept = b && b.key === geo.key && b.svg.parentNode === container && container.childNodes.length === 1;
+  const kept = b && b.key === geo.key && b.svg.parentNode === container && container.childNodes.length === (b.frameButton ? 2 : 1) &&
+    (!b.frameButton || b.frameButton.parentNode === container);
   if (!kept) {
+    if (b && b.resize) b.resize.disconnect();
     b = build(container, geo, b);
     boards.set(container, b);
   } else if (b.svg.childElementCount !== b.layers.length) {
@@ -211,6 +216,7 @@ function build(container, geo, prev) {
     key: geo.key, svg, defs, uid, cell, width, height, W, H, layers,
     highlights, rings, paths, tokens: new Map(), tokenLayer: tokens, nameLayer: names,
     overlayKeys: {}, clips: new Set(), spec: null, zoom: null,
+    container, frameButton: null, resize: null, boxWidth: 0, fitted: null,
   };
   svg.addEventListener("click", (ev) => {
     const onCellClick = b.spec && b.spec.onCellClick;
@@ -221,27 +227,144 @@ function build(container, geo, prev) {
   if (geo.zoomable) {
     // the zoom is kept per container across redraws of the same board size
     const old = prev && prev.zoom && prev.W === W ? prev.zoom : null;
-    b.zoom = { start: old ? old.start : null, vb: old ? { ...old.vb } : null, apply: null };
+    b.zoom = { start: old ? old.start : null, vb: old ? { ...old.vb } : null, mode: old ? old.mode : "fit", apply: null };
     makeZoomable(b);
   }
-  container.replaceChildren(svg);
+  if (geo.fits) {
+    // the board's width, read once here and then told by the observer (never read during an update)
+    b.boxWidth = prev && prev.boxWidth ? prev.boxWidth : 0;
+    b.fitted = prev && prev.fitted ? prev.fitted : null;
+    b.frameButton = h("button", { type: "button", class: "grid-frame-button", hidden: true, dataset: { testid: "grid-frame" } });
+    b.frameButton.addEventListener("click", () => {
+      const z = b.zoom;
+      z.mode = z.mode === "fit" ? "whole" : "fit";
+      frame(b);
+    });
+    container.classList.add("grid-host");
+    container.replaceChildren(svg, b.frameButton);
+    if (!b.boxWidth) b.boxWidth = container.clientWidth;
+    if (typeof ResizeObserver === "function") {
+      b.resize = new ResizeObserver((entries) => {
+        const w = entries[entries.length - 1].contentRect.width;
+        if (boards.get(container) !== b || !w || Math.abs(w - b.boxWidth) < 1) return;
+        b.boxWidth = w; // a phone turned: the fight is framed again for the new width
+        if (b.spec) update(b, b.spec);
+      });
+      b.resize.observe(container);
+    }
+  } else {
+    container.replaceChildren(svg);
+  }
   return b;
+}
+
+/**
+ * The part of a width × height grid to show in a box of box.width × box.height pixels: the whole grid
+ * when a square gets at least minPx pixels that way; otherwise the squares around `points` (tokens,
+ * path points) at minPx a square, or as close to it as those points allow. Returns a view in squares
+ * with the box's aspect ratio. (The table display frames its board with it, and a phone its grid.)
+ */
+export function fitGrid(width, height, points, box, minPx = 84) {
+  const aspect = box.width / Math.max(1, box.height);
+  const cover = (w, h2) => (w / h2 < aspect ? [h2 * aspect, h2] : [w, w / aspect]);
+  const pad = 0.3; // a token's halo and badge on the edge squares stay on the screen
+  let [vw, vh] = cover(width + 2 * pad, height + 2 * pad);
+  const whole = { x: (width - vw) / 2, y: (height - vh) / 2, width: vw, height: vh };
+  if (box.width / vw >= minPx || !points.length) return whole;
+  const xs = points.map((p) => p[0]);
+  const ys = points.map((p) => p[1]);
+  const minX = Math.min(...xs) - 1;
+  const maxX = Math.max(...xs) + 2;
+  const minY = Math.min(...ys) - 1;
+  const maxY = Math.max(...ys) + 2.4; // room for the names under the lowest tokens
+  [vw, vh] = cover(Math.max(box.width / minPx, maxX - minX), Math.max(box.height / minPx, maxY - minY));
+  if (vw >= whole.width) return whole; // (points all over the board: no part of it is closer)
+  const place = (lo, hi, size, total) => {
+    if (size >= total + 2 * pad) return (total - size) / 2;
+    return Math.max(-pad, Math.min(total + pad - size, (lo + hi) / 2 - size / 2));
+  };
+  return { x: place(minX, maxX, vw, width), y: place(minY, maxY, vh, height), width: vw, height: vh };
+}
+
+/**
+ * `view` unless the one shown last (`last`: {key, view}) still holds it: while the newly fitted view
+ * lies inside the last one and is not much smaller, the last one stays, so the board does not shift
+ * and rescale at each move. Returns [the view to show, the new `last`].
+ */
+export function steadyView(last, view, key) {
+  if (last && last.key === key) {
+    const v = last.view;
+    const e = 1e-6;
+    const inside = view.x >= v.x - e && view.y >= v.y - e && view.x + view.width <= v.x + v.width + e && view.y + view.height <= v.y + v.height + e;
+    if (inside && view.width >= v.width * 0.85) return [v, last];
+  }
+  return [view, { key, view }];
+}
+
+// A phone's grid (spec.fit): the fight framed at spec.fit.minPx a square in the board's width, in
+// the board's own shape (no taller than three quarters of the screen). The points framed are the
+// living tokens and the squares the player is offered (a move's reach, a path), not the rings: a
+// charge's reach would frame the whole board again.
+function fittedView(b, spec) {
+  const { width, height } = b;
+  const px = b.boxWidth;
+  if (!px) return null;
+  const box = { width: px, height: Math.min((px * height) / width, window.innerHeight * 0.75 || Infinity) };
+  const tokens = spec.tokens || [];
+  const living = tokens.filter((t) => !t.dead);
+  const points = (living.length ? living : tokens).map((t) => [t.x, t.y]);
+  for (const m of spec.highlights || []) points.push([m.x, m.y]);
+  for (const p of spec.paths || []) for (const pt of p.points || []) points.push(pt);
+  const minPx = spec.fit.minPx || 48;
+  const whole = fitGrid(width, height, [], box);
+  let fitted = fitGrid(width, height, points, box, minPx);
+  if (fitted.width >= whole.width * 0.8) fitted = whole; // (a close-up of nearly all of it is no close-up)
+  const [view, last] = steadyView(b.fitted, fitted, [width, height, Math.round(px), Math.round(box.height), minPx].join(" "));
+  b.fitted = last;
+  return view;
+}
+
+// The zoom's modes: "fit" shows the view the spec asks for (a phone's close-up of the fight), "whole"
+// the whole board, "free" where the player pinched or dragged it. The button under a phone's grid
+// goes from the close-up to the whole board and back, and from a pinch back to the close-up.
+function wholeView(b) {
+  const z = b.zoom;
+  const ratio = z.start.h / z.start.w;
+  const pad = 0.6 * b.cell; // (as fitGrid's whole board: the tokens on the edge keep their halos)
+  const w = Math.max(b.W + pad, (b.H + pad) / ratio);
+  return { x: (b.W - w) / 2, y: (b.H - w * ratio) / 2, w, h: w * ratio };
+}
+
+function frame(b) {
+  const z = b.zoom;
+  if (z.mode === "whole") z.vb = wholeView(b);
+  else if (z.mode === "fit") z.vb = { ...z.start };
+  z.apply();
+  const button = b.frameButton;
+  if (!button) return;
+  const closeUp = z.start.w < wholeView(b).w * 0.95;
+  if (z.mode === "whole" && !closeUp) z.mode = "fit";
+  const label = z.mode === "fit" ? (closeUp ? "Whole board" : "") : z.mode === "whole" ? "Close up" : closeUp ? "Close up" : "Whole board";
+  if (button.textContent !== label) button.textContent = label;
+  if (button.hidden !== !label) button.hidden = !label;
 }
 
 function update(b, spec) {
   const { svg, cell, width, height } = b;
   const minText = spec.minText || 0;
   const fsText = (size) => `${Math.max(size, minText)}px`;
-  const v = spec.view || { x: 0, y: 0, width, height };
+  const v = spec.view || (b.frameButton && fittedView(b, spec)) || { x: 0, y: 0, width, height };
   // a picture when nothing in it can be used; a group when its tokens take taps and keys (axe: an
   // image may not hold focusable parts)
   setAttr(svg, "role", spec.onTokenClick || spec.onCellClick || spec.onDrop ? "group" : "img");
   if (b.zoom) {
+    const z = b.zoom;
     const start = { x: v.x * cell, y: v.y * cell, w: v.width * cell, h: v.height * cell };
-    // a new shown part of another width starts the zoom over; otherwise the pan and zoom stay
-    if (!b.zoom.start || b.zoom.start.w !== start.w || !b.zoom.vb) b.zoom.vb = { ...start };
-    b.zoom.start = start;
-    b.zoom.apply();
+    // a new shown part of another width starts a pinched zoom over; otherwise the pan and zoom stay
+    if (!z.vb || (z.mode === "free" && (!z.start || z.start.w !== start.w))) z.mode = "fit";
+    z.start = start;
+    if (!z.vb) z.vb = { ...start };
+    frame(b);
   } else {
     setAttr(svg, "viewBox", `${v.x * cell} ${v.y * cell} ${v.width * cell} ${v.height * cell}`);
   }
@@ -530,7 +653,7 @@ function makeZoomable(b) {
   const ratio = () => z.start.h / z.start.w;
   const apply = () => {
     const vb = z.vb;
-    vb.w = Math.max(minW, Math.min(full.w, vb.w));
+    vb.w = Math.max(minW, Math.min(Math.max(full.w + 0.6 * cell, z.start.w, (full.h + 0.6 * cell) / ratio()), vb.w)); // (the whole board, as wholeView)
     vb.h = vb.w * ratio();
     vb.x = Math.max(full.x - vb.w * 0.25, Math.min(full.x + full.w - vb.w * 0.75, vb.x));
     vb.y = Math.max(full.y - vb.h * 0.25, Math.min(full.y + full.h - vb.h * 0.75, vb.y));
@@ -560,7 +683,11 @@ function makeZoomable(b) {
     p.x = ev.clientX;
     p.y = ev.clientY;
     if (!moved && Math.hypot(p.x - p.sx, p.y - p.sy) < 8) return;
-    if (!moved) { moved = true; try { svg.setPointerCapture(ev.pointerId); } catch { /* gone */ } }
+    if (!moved) {
+      moved = true;
+      try { svg.setPointerCapture(ev.pointerId); } catch { /* gone */ }
+      if (z.mode !== "free") { z.mode = "free"; frame(b); } // (the button offers the way back)
+    }
     const vb = z.vb;
     if (pointers.size >= 2 && pinch) {
       const [a, c] = [...pointers.values()];
@@ -602,6 +729,7 @@ function makeZoomable(b) {
     vb.x += (vb.w - w) * fx;
     vb.y += (vb.h - hh) * fy;
     vb.w = w;
-    apply();
+    z.mode = "free";
+    frame(b);
   }, { passive: false });
 }

@@ -379,6 +379,9 @@ function boardGrid(view) {
     renderGrid: (container, spec) => grid.renderGrid(container, {
       map: board.map || null,
       blocked: (view && view.blocked) || board.blocked || [],
+      // a phone's grid opens on the fight at a readable size (a square a finger can tap), with a
+      // button for the whole board: a wide battlefield in a phone's width has squares of 15 px
+      fit: spec.zoomable ? { minPx: 48 } : null,
       ...spec,
       tokens: (spec.tokens || []).map((t) => ({ ...(looks[t.id] || {}), ...t })),
     }),

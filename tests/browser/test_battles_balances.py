@@ -49,13 +49,14 @@ def test_action_points_shown_and_spent_from_a_phone(browser: Any, live_server: L
         expect(trooper).to_be_visible()
         grid = phone.locator("[data-testid=bb-grid] svg")
         grid.scroll_into_view_if_needed()
-        gbox = grid.bounding_box()
-        view_w = phone.evaluate("document.querySelector('[data-testid=bb-grid] svg').viewBox.baseVal.width")
-        view_h = phone.evaluate("document.querySelector('[data-testid=bb-grid] svg').viewBox.baseVal.height")
         where = phone.get_attribute("[data-testid=bb-grid] [data-testid=token-c2]", "transform")
         cx, cy = (float(v) for v in where.removeprefix("translate(").removesuffix(")").split())
-        # the square just left of the trooper (44 SVG units per square)
-        phone.mouse.click(gbox["x"] + gbox["width"] * (cx - 44) / view_w, gbox["y"] + gbox["height"] * cy / view_h)
+        # the square just left of the trooper (44 SVG units per square), on the screen through the
+        # grid's own transform (the phone's grid opens on the fight, not on the whole board)
+        x, y = phone.evaluate(
+            """([x, y]) => { const svg = document.querySelector('[data-testid=bb-grid] svg');
+                 const p = new DOMPoint(x, y).matrixTransform(svg.getScreenCTM()); return [p.x, p.y]; }""", [cx - 44, cy])
+        phone.mouse.click(x, y)
         expect(phone.locator("[data-testid=ap-c1]")).to_have_attribute("data-ap", "8")  # 16 - 8 squares
         expect(watch.locator("[data-testid=ap-c1]")).to_have_attribute("data-ap", "8")
         phone.screenshot(path=str(shots / "phone-after-move.png"), full_page=True)

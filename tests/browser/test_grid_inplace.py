@@ -297,3 +297,69 @@ def test_a_surrendered_adnd_combatant_looks_out_of_the_fight_on_the_tv(browser: 
         assert not errors, errors
     finally:
         context.close()
+
+
+PHONE_FRAME = """() => {
+  const { grid } = window.__unit;
+  const box = document.createElement('div');
+  box.style.cssText = 'position:fixed;left:0;top:0;width:300px;z-index:99999;background:#000';
+  document.body.append(box);
+  const t = window.__t;
+  const spec = (tokens) => ({ width: 20, height: 20, cell: 44, zoomable: true, fit: { minPx: 48 }, tokens });
+  grid.renderGrid(box, spec([t('a', 9, 2), t('b', 9, 5)]));
+  const svg = box.querySelector('svg');
+  const button = box.querySelector('[data-testid=grid-frame]');
+  const look = () => {
+    const vb = svg.getAttribute('viewBox').split(' ').map(Number);
+    return { vb, px: (svg.getBoundingClientRect().width / vb[2]) * 44, label: button.hidden ? null : button.textContent };
+  };
+  const r = { fit: look() };
+  button.click();
+  r.whole = look();
+  const hurt = { hp: { current: 4, max: 10 } };
+  grid.renderGrid(box, spec([t('a', 9, 2, hurt), t('b', 9, 5)]));  // an update: the whole board stays
+  r.wholeKept = look();
+  button.click();
+  r.back = look();
+  svg.dispatchEvent(new WheelEvent('wheel', { deltaY: 100, clientX: 150, clientY: 150, bubbles: true, cancelable: true }));
+  r.free = look();
+  grid.renderGrid(box, spec([t('a', 9, 2), t('b', 9, 5, hurt)]));  // the player's own zoom stays too
+  r.freeKept = look();
+  button.click();
+  r.refit = look();
+  grid.renderGrid(box, spec([t('a', 0, 0), t('b', 19, 19)]));  // the fight all over the board
+  r.spread = look();
+  r.sameSvg = svg === box.querySelector('svg');
+  r.children = box.childNodes.length;
+  box.remove();
+  return r;
+}"""
+
+
+def test_a_phones_grid_opens_on_the_fight_and_shows_the_whole_board_on_demand(browser: Any, live_server: LiveServer) -> None:
+    """A phone's grid (fit): two tokens three squares apart on a 20×20 board in a 300 px wide box open
+    at about 47 px a square instead of 15; the button under the grid shows the whole board and goes
+    back, an update keeps what the player chose (the whole board, or their own pinch), and the button
+    takes a pinched view back to the close-up. Tokens all over the board show the whole of it, with
+    no margin round it and no button."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    errors: list[str] = []
+    try:
+        page = context.new_page()
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        open_new_tables_display(page, live_server, "Frame", "eclipse-phase")
+        page.evaluate(UNIT)
+        r = page.evaluate(PHONE_FRAME)
+        assert r["fit"]["px"] >= 40 and r["fit"]["label"] == "Whole board", r["fit"]
+        assert r["whole"]["vb"][2] >= 20 * 44 and r["whole"]["px"] <= 15 and r["whole"]["label"] == "Close up", r["whole"]
+        assert r["wholeKept"] == r["whole"], r
+        assert r["back"] == r["fit"], r
+        assert r["free"]["vb"][2] > r["fit"]["vb"][2] and r["free"]["label"] == "Close up", r["free"]
+        assert r["freeKept"] == r["free"], r
+        assert r["refit"] == r["fit"], r
+        spread = r["spread"]
+        assert [round(v, 1) for v in spread["vb"]] == [-13.2, -13.2, 906.4, 906.4] and spread["label"] is None, spread
+        assert r["sameSvg"] and r["children"] == 2, r
+        assert not errors, errors
+    finally:
+        context.close()

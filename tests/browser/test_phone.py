@@ -73,6 +73,33 @@ def check_actions_on_top(phone: Any, system: str) -> None:
     assert not small, f"{system}: action buttons too small for a thumb: {small}"
 
 
+TOKEN_WIDTH = "(sel) => document.querySelector(sel).getBoundingClientRect().width"
+
+
+def check_grid_opens_on_the_fight(phone: Any, shots: Path, system: str) -> None:
+    """The phone's grid opens on the two combatants at a size a thumb can tap and an eye can read (on
+    AD&D's whole board a token was about 15 px wide), and the button under it shows the whole board
+    and goes back; a board that reads well whole is shown whole, with no button."""
+    token = "[data-testid=token-c1]"
+    button = phone.locator("[data-testid=grid-frame]")
+    phone.locator(token).scroll_into_view_if_needed()
+    close = phone.evaluate(TOKEN_WIDTH, token)
+    assert close >= 24, f"{system}: the phone's grid opens with tokens {close:.0f} px wide"
+    if system == "battles-and-balances":  # a small board: the whole of it reads well, and there is no button
+        expect(button).to_be_hidden()
+        return
+    expect(button).to_have_text("Whole board")
+    phone.screenshot(path=str(shots / f"phone-{system}-grid-close-up.png"))
+    button.click()
+    expect(button).to_have_text("Close up")
+    whole = phone.evaluate(TOKEN_WIDTH, token)
+    assert whole < close * 0.8, f"{system}: the whole board is no smaller than the close-up ({whole:.0f} against {close:.0f} px)"
+    phone.screenshot(path=str(shots / f"phone-{system}-grid-whole.png"))
+    button.click()
+    expect(button).to_have_text("Whole board")
+    assert abs(phone.evaluate(TOKEN_WIDTH, token) - close) < 1
+
+
 def reach_the_players_turn(system: str, gm: Any, phone: Any) -> None:
     if system == "adnd":
         gm_steps_until_declarations(gm, phone)
@@ -114,6 +141,8 @@ def test_the_players_turn_fits_the_first_screen(browser: Any, live_server: LiveS
             .map((e) => e.getBoundingClientRect().bottom + scrollY)""")
         assert all(bottom <= 667 for bottom in mine), f"{system}: own numbers below the first screen: {mine}"
         assert phone.evaluate("document.documentElement.scrollWidth") <= 375, f"{system}: the phone scrolls sideways"
+        if system in ("adnd", "battles-and-balances"):
+            check_grid_opens_on_the_fight(phone, shots, system)
         if system == "adnd":
             # with an action and its target picked (more fields open), Declare is still in reach
             for kind in ("melee", "charge", "move"):

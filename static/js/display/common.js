@@ -1,47 +1,16 @@
 // Pieces the display's board renderers share: fitting a grid to the board and drawing it for the TV.
 
-/**
- * The part of a width × height grid to show in a box of box.width × box.height pixels: the whole grid
- * when a square gets at least minPx pixels that way; otherwise the squares around `points` (tokens,
- * path points) at minPx a square, or as close to it as those points allow. Returns a view in squares
- * with the box's aspect ratio.
- */
-export function fitGrid(width, height, points, box, minPx = 84) {
-  const aspect = box.width / Math.max(1, box.height);
-  const cover = (w, h) => (w / h < aspect ? [h * aspect, h] : [w, w / aspect]);
-  const pad = 0.3; // a token's halo and badge on the edge squares stay on the screen
-  let [vw, vh] = cover(width + 2 * pad, height + 2 * pad);
-  if (box.width / vw >= minPx || !points.length) return { x: (width - vw) / 2, y: (height - vh) / 2, width: vw, height: vh };
-  const xs = points.map((p) => p[0]);
-  const ys = points.map((p) => p[1]);
-  const minX = Math.min(...xs) - 1;
-  const maxX = Math.max(...xs) + 2;
-  const minY = Math.min(...ys) - 1;
-  const maxY = Math.max(...ys) + 2.4; // room for the names under the lowest tokens
-  [vw, vh] = cover(Math.max(box.width / minPx, maxX - minX), Math.max(box.height / minPx, maxY - minY));
-  const place = (lo, hi, size, total) => {
-    if (size >= total + 2 * pad) return (total - size) / 2;
-    return Math.max(-pad, Math.min(total + pad - size, (lo + hi) / 2 - size / 2));
-  };
-  return { x: place(minX, maxX, vw, width), y: place(minY, maxY, vh, height), width: vw, height: vh };
-}
+import { fitGrid, steadyView } from "../grid.js";
 
-// The view shown last on each board. While the view fitted to this update lies inside it and is not
-// much smaller, it stays: the board does not shift and rescale on each move (a new scale redraws
-// every token's text), and an update redraws only the tokens that changed.
+// The view shown last on each board (grid.steadyView: while the view fitted to this update lies inside
+// it and is not much smaller, it stays, so the board does not shift and rescale on each move: a new
+// scale redraws every token's text, and an update redraws only the tokens that changed).
 const lastViews = new WeakMap();
 
-function steadyView(root, view, dims) {
-  const key = dims.join(" ");
-  const last = lastViews.get(root);
-  if (last && last.key === key) {
-    const v = last.view;
-    const e = 1e-6;
-    const inside = view.x >= v.x - e && view.y >= v.y - e && view.x + view.width <= v.x + v.width + e && view.y + view.height <= v.y + v.height + e;
-    if (inside && view.width >= v.width * 0.85) return v;
-  }
-  lastViews.set(root, { key, view });
-  return view;
+function steadyOn(root, view, dims) {
+  const [shown, last] = steadyView(lastViews.get(root), view, dims.join(" "));
+  lastViews.set(root, last);
+  return shown;
 }
 
 /**
@@ -69,7 +38,7 @@ export function drawGridBoard(root, ctx, spec) {
     box = { width: root.clientWidth, height: h };
   }
   const minPx = ctx.mode === "display" ? 84 : 48;
-  const view = steadyView(root, fitGrid(spec.width, spec.height, points, box, minPx), [spec.width, spec.height, box.width, box.height, minPx]);
+  const view = steadyOn(root, fitGrid(spec.width, spec.height, points, box, minPx), [spec.width, spec.height, box.width, box.height, minPx]);
   const cell = 100;
   const px = box.width / view.width; // screen pixels per square
   const minText = ((ctx.mode === "display" ? 26 : 14) * cell) / px;
