@@ -216,7 +216,7 @@ function build(container, geo, prev) {
     key: geo.key, svg, defs, uid, cell, width, height, W, H, layers,
     highlights, rings, paths, tokens: new Map(), tokenLayer: tokens, nameLayer: names,
     overlayKeys: {}, clips: new Set(), spec: null, zoom: null,
-    container, frameButton: null, resize: null, boxWidth: 0, fitted: null,
+    container, frameButton: null, resize: null, boxWidth: 0, screenHeight: 0, fitted: null,
   };
   svg.addEventListener("click", (ev) => {
     const onCellClick = b.spec && b.spec.onCellClick;
@@ -243,11 +243,13 @@ function build(container, geo, prev) {
     container.classList.add("grid-host");
     container.replaceChildren(svg, b.frameButton);
     if (!b.boxWidth) b.boxWidth = container.clientWidth;
+    b.screenHeight = window.innerHeight; // (both force a layout: read here, when the grid is built, and when it is resized)
     if (typeof ResizeObserver === "function") {
       b.resize = new ResizeObserver((entries) => {
         const w = entries[entries.length - 1].contentRect.width;
         if (boards.get(container) !== b || !w || Math.abs(w - b.boxWidth) < 1) return;
         b.boxWidth = w; // a phone turned: the fight is framed again for the new width
+        b.screenHeight = window.innerHeight;
         if (b.spec) update(b, b.spec);
       });
       b.resize.observe(container);
@@ -309,7 +311,7 @@ function fittedView(b, spec) {
   const { width, height } = b;
   const px = b.boxWidth;
   if (!px) return null;
-  const box = { width: px, height: Math.min((px * height) / width, window.innerHeight * 0.75 || Infinity) };
+  const box = { width: px, height: Math.min((px * height) / width, b.screenHeight * 0.75 || Infinity) };
   const tokens = spec.tokens || [];
   const living = tokens.filter((t) => !t.dead);
   const points = (living.length ? living : tokens).map((t) => [t.x, t.y]);
