@@ -43,7 +43,7 @@
 // since gets a fresh grid.
 
 import { h, s } from "./ui.js";
-import { sideMark, shortName } from "./kit.js";
+import { nameLetters, sideMark, shortName } from "./kit.js";
 
 let gridCount = 0;
 
@@ -55,9 +55,7 @@ const boards = new WeakMap();
 
 function initials(t) {
   if (t.label && !t.name) return String(t.label).slice(0, 3);
-  const words = String(t.name || t.label || t.id).split(/[\s()-]+/).filter((w) => /^[A-Za-z0-9]/.test(w));
-  if (words.length >= 2) return (words[0][0] + words[1][0]).toUpperCase();
-  return (words[0] || String(t.id)).slice(0, 2);
+  return nameLetters(t.name || t.label || t.id);
 }
 
 function hpFraction(hp) {

@@ -63,6 +63,13 @@ export function shortName(name, max = 10) {
   return text.slice(0, max - 1) + "…";
 }
 
+/** A combatant's letters on its grid token: "Magic-user (1st level)" -> "MU", "Fighter (1st level)" -> "F1", "Orc" -> "Or". */
+export function nameLetters(name) {
+  const words = String(name).split(/[\s()-]+/).filter((w) => /^[A-Za-z0-9]/.test(w));
+  if (words.length >= 2) return (words[0][0] + words[1][0]).toUpperCase();
+  return (words[0] || String(name)).slice(0, 2);
+}
+
 function fraction(hp) {
   if (!hp) return null;
   if (typeof hp.level === "number") return Math.max(0, Math.min(1, hp.level));

@@ -22,6 +22,15 @@ MAX_ROUNDS = 8  # the DM calls it a day after this many rounds even if both side
 MAX_STEPS = 300
 
 
+# every action on the GM's segment track: the letters it shows, its combatant's token's letters on the
+# grid, and whether those letters are cut
+TRACK_CHIPS = """() => [...document.querySelectorAll('[data-testid=segment-track] .ad-act')].map((e) => {
+  const id = e.dataset.testid.slice(4);
+  const who = e.querySelector('.ad-act-who');
+  const label = document.querySelector(`[data-testid=token-${id}] .token-label`);
+  return { id, who: who.textContent, token: label ? label.textContent : null, cut: who.scrollWidth > who.clientWidth + 1 };
+})"""
+
 def setup_table(gm: Any, server: LiveServer) -> None:
     gm.goto(server.url + "/")
     gm.fill("[data-testid=table-name]", "Demon Idol night")
@@ -277,6 +286,10 @@ def test_an_adnd_encounter_from_reaction_to_outcome(browser: Any, live_server: L
                         assert segment and re.fullmatch(r"segment-([1-9]|10)", segment), segment
                         for page in (watch, alice, bob):
                             expect(page.locator(f"[data-testid={segment}] [data-testid=act-{cid}]").first).to_be_visible()
+                    # each action on the track goes by its token's letters, whole ("MU", as on the grid),
+                    # not by a name broken in a tenth of the card ("Mag ic- us…")
+                    chips = gm.evaluate(TRACK_CHIPS)
+                    assert chips and all(c["who"] == c["token"] and not c["cut"] for c in chips), chips
                     if not players_act:  # only the DM's secret actions: nothing to show the others yet
                         expect(watch.locator("[data-testid=segment-track]")).to_have_count(0)
                     for foe in FOES:  # the DM's actions are on the DM's track only

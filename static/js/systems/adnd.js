@@ -157,7 +157,7 @@ export function render(root, view, ctx) {
       }
     }
     const tokens = list.filter((c) => c.condition !== "fled").map((c) => ({
-      id: c.id, x: c.x, y: c.y, label: initials(c.name), name: c.name, side: c.side,
+      id: c.id, x: c.x, y: c.y, label: kit.nameLetters(c.name), name: c.name, side: c.side,
       cls: `${c.mine ? "mine" : ""} ${c.condition === "down" ? "ad-down" : ""} ${c.condition === "surrendered" ? "surrendered" : ""}`,
       title: `${c.name}: ${c.status}${c.hp != null ? `, ${c.hp}/${c.hp_max} hp` : ""}`,
       badge: c.hp != null ? c.hp : null,
@@ -216,10 +216,13 @@ export function render(root, view, ctx) {
       const items = track.filter((a) => a.segment === s);
       cols.push(h("div", { class: `ad-seg ${view.current_segment === s ? "ad-seg-now" : ""}`, dataset: { testid: `segment-${s}` } },
         h("div", { class: "ad-seg-num" }, String(s)),
+        // (a column is a tenth of the card: the combatant goes by its token's letters, "MU", as on the
+        // grid; the list under the track and the chip's title give the whole name and its action)
         items.map((a) => h("div", {
           class: `ad-act ad-act-${a.status} side-${a.side.toLowerCase()} ${a.together ? "ad-together" : ""}`,
-          title: a.why.join("; "), dataset: { testid: `act-${a.combatant}`, status: a.status },
-        }, h("span", { class: "ad-step-no" }, `#${a.step}`), h("span", { class: "ad-letter" }, a.letter), ` ${shortName(a.name)}`))));
+          title: [`${a.name}: ${a.label}`, ...a.why].join("; "), dataset: { testid: `act-${a.combatant}`, status: a.status },
+        }, h("span", { class: "ad-step-no" }, `#${a.step}`), h("span", { class: "ad-letter" }, a.letter),
+        h("span", { class: "ad-act-who" }, kit.nameLetters(a.name))))));
     }
     return h("section", { class: "ad-card", dataset: { testid: "segment-track" } },
       h("h2", {}, "Segments"),
@@ -425,16 +428,5 @@ export function render(root, view, ctx) {
     return h("section", { class: "ad-card ad-gm-tools", dataset: { testid: "gm-tools", region: "tools" } }, h("h2", {}, "DM tools"),
       h("p", { class: "muted" }, "Drag a token to move it."),
       h("div", { class: "stack" }, tools.map(templateButton)));
-  }
-
-  function shortName(name) {
-    const first = String(name).split(/\s+/)[0];
-    return first.length > 9 ? `${first.slice(0, 8)}…` : first;
-  }
-
-  function initials(name) {
-    const parts = String(name).split(/\s+/).filter(Boolean);
-    if (parts.length > 1) return (parts[0][0] + parts[parts.length - 1][0]).toUpperCase();
-    return String(name).slice(0, 3);
   }
 }
