@@ -7,6 +7,8 @@ a phone's zoom survives updates; a container emptied by its caller gets a fresh 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -148,14 +150,24 @@ def open_new_tables_display(page: Any, server: LiveServer, name: str, system: st
     page.wait_for_selector("[data-testid=connection-status][data-state=live]")
 
 
-def test_render_grid_keeps_nodes_and_calls_the_latest_callbacks(browser: Any, live_server: LiveServer) -> None:
-    gm_ctx = browser.new_context(viewport={"width": 1280, "height": 800})
+@contextmanager
+def grid_unit_page(browser: Any, server: LiveServer, name: str) -> Iterator[tuple[Any, dict[str, Any]]]:
+    """A new table's display at 1280×800 with UNIT run on it (grid.js at hand as window.__unit), and
+    what UNIT found; the page must raise no error."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
     errors: list[str] = []
     try:
-        page = gm_ctx.new_page()
+        page = context.new_page()
         page.on("pageerror", lambda e: errors.append(str(e)))
-        open_new_tables_display(page, live_server, "Unit", "eclipse-phase")
-        r = page.evaluate(UNIT)
+        open_new_tables_display(page, server, name, "eclipse-phase")
+        yield page, page.evaluate(UNIT)
+        assert not errors, errors
+    finally:
+        context.close()
+
+
+def test_render_grid_keeps_nodes_and_calls_the_latest_callbacks(browser: Any, live_server: LiveServer) -> None:
+    with grid_unit_page(browser, live_server, "Unit") as (page, r):
         assert r["sameSvg"] and r["sameLines"] and r["sameBlocked"], r
         assert r["sameA"] and r["sameB"], r
         assert r["moved"] and r["at"] == "translate(350 50)", r
@@ -208,9 +220,6 @@ def test_render_grid_keeps_nodes_and_calls_the_latest_callbacks(browser: Any, li
           return { zoomed, after: box.querySelector('svg').getAttribute('viewBox'), same: svg === box.querySelector('svg') };
         }""")
         assert r4["same"] and r4["zoomed"] != "0 0 600 400" and r4["after"] == r4["zoomed"], r4
-        assert not errors, errors
-    finally:
-        gm_ctx.close()
 
 
 MARK_CONSOLE = """() => {
@@ -342,13 +351,7 @@ def test_a_phones_grid_opens_on_the_fight_and_shows_the_whole_board_on_demand(br
     back, an update keeps what the player chose (the whole board, or their own pinch), and the button
     takes a pinched view back to the close-up. Tokens all over the board show the whole of it, with
     no margin round it and no button."""
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
-    errors: list[str] = []
-    try:
-        page = context.new_page()
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        open_new_tables_display(page, live_server, "Frame", "eclipse-phase")
-        page.evaluate(UNIT)
+    with grid_unit_page(browser, live_server, "Frame") as (page, _):
         r = page.evaluate(PHONE_FRAME)
         assert r["fit"]["px"] >= 40 and r["fit"]["label"] == "Whole board", r["fit"]
         assert r["whole"]["vb"][2] >= 20 * 44 and r["whole"]["px"] <= 15 and r["whole"]["label"] == "Close up", r["whole"]
@@ -360,6 +363,3 @@ def test_a_phones_grid_opens_on_the_fight_and_shows_the_whole_board_on_demand(br
         spread = r["spread"]
         assert [round(v, 1) for v in spread["vb"]] == [-13.2, -13.2, 906.4, 906.4] and spread["label"] is None, spread
         assert r["sameSvg"] and r["children"] == 2, r
-        assert not errors, errors
-    finally:
-        context.close()
