@@ -34,6 +34,12 @@ ACTION_BOXES = """() => [...document.querySelectorAll('[data-action]')]
             height: r.height, width: r.width}; })"""
 
 
+# the health bars among the player's own numbers whose words do not fit in them
+OWN_BARS_CUT = """() => [...document.querySelectorAll('#due-now [data-region~=mine] .kit-bar')]
+  .filter((bar) => { const t = bar.querySelector('.kit-bar-text'); return t && t.scrollWidth > bar.clientWidth + 1; })
+  .map((bar) => bar.textContent)"""
+
+
 def gm_steps_until_declarations(gm: Any, phone: Any) -> None:
     """AD&D: the DM runs the encounter checks and answers for the orc until the phone is asked to declare."""
     for _ in range(40):
@@ -140,6 +146,13 @@ def test_the_players_turn_fits_the_first_screen(browser: Any, live_server: LiveS
         mine = phone.evaluate("""() => [...document.querySelectorAll('#due-now [data-region~=mine]')]
             .map((e) => e.getBoundingClientRect().bottom + scrollY)""")
         assert all(bottom <= 667 for bottom in mine), f"{system}: own numbers below the first screen: {mine}"
+        if system == "eclipse-phase":  # (whoever won initiative: "Habitat guard" and its tag cut the bar where "Jinx" did not)
+            phone.evaluate("document.querySelector('.ep-mine-head strong').lastChild.data = 'Habitat guard'")
+            phone.locator("#due-now [data-region~=mine]").first.screenshot(path=str(shots / "phone-eclipse-phase-own-numbers-long-name.png"))
+        # and none of them is cut: every bar lies within its card and its words fit in it ("35/35 · WT 7",
+        # not "35/35 · WT ")
+        cut = phone.evaluate(OWN_BARS_CUT)
+        assert not cut, f"{system}: the player's own numbers are cut: {cut}"
         assert phone.evaluate("document.documentElement.scrollWidth") <= 375, f"{system}: the phone scrolls sideways"
         if system in ("adnd", "battles-and-balances"):
             check_grid_opens_on_the_fight(phone, shots, system)

@@ -553,7 +553,9 @@ export function render(root, view, ctx) {
           ? kitBar(Math.max(0, c.durability - c.damage), c.durability, `${c.durability - c.damage}/${c.durability} · WT ${c.wound_threshold}`)
           : kitBar(Math.round(c.health.level * 100), 100, c.health.label);
         return h("div", { class: `ep-mine-one side-${String(c.side).toLowerCase()}`, dataset: { testid: `ep-mine-${c.id}` } },
-          h("div", { class: "ep-mine-head" }, kit.sideBadge(c.side, [...new Set(list.map((x) => x.side))].sort()), h("strong", {}, c.name), c.id === view.active ? h("span", { class: "ep-tag ep-tag-now" }, "acting") : null),
+          // (the side's badge goes with the name: a long name wraps its words beside it, and the tag below)
+          h("div", { class: "ep-mine-head" }, h("strong", {}, kit.sideBadge(c.side, [...new Set(list.map((x) => x.side))].sort()), " ", c.name),
+            c.id === view.active ? h("span", { class: "ep-tag ep-tag-now" }, "acting") : null),
           h("div", { class: "ep-mine-health" }, health),
           h("div", { class: "ep-mine-numbers" },
             c.pools ? h("span", {}, `Flex ${c.pools.flex}/${c.pools_max.flex}`) : null,
