@@ -339,6 +339,11 @@ function afterPaint(work) {
   requestAnimationFrame(() => setTimeout(work, 0));
 }
 
+// A GM's console on a phone zooms its grid and opens it on the fight, as a player's phone does (on a
+// laptop or a tablet the GM sees the whole board); turning the phone past the width draws it again.
+const narrowScreen = window.matchMedia("(max-width: 600px)");
+narrowScreen.addEventListener("change", () => { if (role === "gm" && conn.state && conn.state.view) renderBattle(conn.state); });
+
 function ctxBase() {
   return {
     role,
@@ -349,7 +354,7 @@ function ctxBase() {
     grid,
     conn,
     notice,
-    zoomable: role === "player",
+    zoomable: role === "player" || (role === "gm" && narrowScreen.matches),
     send: async (declaration) => {
       const ack = await conn.declare(declaration);
       if (!ack.ok) {

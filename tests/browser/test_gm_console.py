@@ -84,6 +84,17 @@ def test_every_panel_can_be_reached(browser: Any, live_server: LiveServer, shots
                     gm.screenshot(path=str(shots / f"gm-{system}-{size}-{name}.png"))
             # the board is on the page at every size
             assert gm.locator("[data-testid=battle]").bounding_box()["width"] >= min(width - 40, 560)
+            if system in GRID_SYSTEMS:
+                # on a phone the GM's grid zooms and opens on the fight, as a player's does; on the tablet
+                # the GM sees the whole board
+                expect(gm.locator("[data-testid=battle] svg.grid.zoomable")).to_have_count(1 if size == "phone" else 0)
+            if system == "adnd" and size == "phone":  # (a 20-square board: about 17 px a square whole)
+                gm.click("[data-testid=tab-battle]")
+                token = gm.locator("[data-testid=battle] [data-testid=token-c1]")
+                token.scroll_into_view_if_needed()
+                assert token.bounding_box()["width"] >= 24, token.bounding_box()
+                expect(gm.locator("[data-testid=battle] [data-testid=grid-frame]")).to_have_text("Whole board")
+                gm.screenshot(path=str(shots / f"gm-{system}-phone-grid.png"))
 
         # the keyboard moves between tabs; the open tab survives a reload
         gm.set_viewport_size({"width": 1024, "height": 768})
