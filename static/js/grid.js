@@ -238,14 +238,14 @@ function build(container, geo, prev) {
       z.mode = z.mode === "fit" ? "whole" : "fit";
       frame(b);
     });
-    container.classList.add("grid-host");
     container.replaceChildren(svg, b.frameButton);
     if (!b.boxWidth) b.boxWidth = container.clientWidth;
     b.screenHeight = window.innerHeight; // (both force a layout: read here, when the grid is built, and when it is resized)
     if (typeof ResizeObserver === "function") {
       b.resize = new ResizeObserver((entries) => {
+        if (!container.isConnected || boards.get(container) !== b) { b.resize.disconnect(); return; } // (a box thrown away)
         const w = entries[entries.length - 1].contentRect.width;
-        if (boards.get(container) !== b || !w || Math.abs(w - b.boxWidth) < 1) return;
+        if (!w || Math.abs(w - b.boxWidth) < 1) return;
         b.boxWidth = w; // a phone turned: the fight is framed again for the new width
         b.screenHeight = window.innerHeight;
         if (b.spec) update(b, b.spec);
