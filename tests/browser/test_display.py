@@ -112,7 +112,8 @@ MEASURE = """() => {
 TRAY_PURPOSES = """() => {
   const tray = document.querySelector('[data-testid=dice-tray]');
   const purposes = [...tray.querySelectorAll('[data-testid=roll] .kit-roll-purpose')];
-  return {rolls: purposes.length, cut: purposes.filter((p) => p.scrollWidth > p.clientWidth + 1).map((p) => p.textContent),
+  const cut = (p) => p.scrollWidth > p.clientWidth + 1 || p.scrollHeight > p.clientHeight + 1; // (cut across, or its lines clamped)
+  return {rolls: purposes.length, cut: purposes.filter(cut).map((p) => p.textContent),
           scroll: tray.scrollHeight, client: tray.clientHeight};
 }"""
 
@@ -409,6 +410,9 @@ def test_the_display_animates_what_happens(browser: Any, live_server: LiveServer
         assert "melee phase next" in page.inner_text("[data-testid=phase]")
         page.wait_for_timeout(500)
         page.screenshot(path=str(shots / "display-olympia-casualties.png"))
+        # the phase's rolls of many dice say in full what they were for, and fit the tray
+        tray = page.evaluate(TRAY_PURPOSES)
+        assert tray["rolls"] and not tray["cut"] and tray["scroll"] <= tray["client"] + 1, tray
         gm_declares(helper, live_server, slug, gm_token, {"type": "step", "by": "battle"})
         page.wait_for_selector("[data-testid^=side-][data-broken=true]")
         page.wait_for_timeout(800)
