@@ -297,7 +297,8 @@ const conn = connect({
   onTable: (payload) => {
     table = payload;
     replace(els.systemName, payload.system.name);
-    if (payload.seat) replace(els.who, `Player: ${payload.seat.name}`);
+    // (on a phone's narrow bar the name alone: "Playe…" told a player nothing)
+    if (payload.seat) replace(els.who, h("span", { class: "who-role" }, "Player: "), h("span", { class: "who-name", dataset: { testid: "seat-name" } }, payload.seat.name));
     renderHelp(payload.help || []);
     if (role === "gm") {
       renderSetup(els.setup, payload, ctxBase());

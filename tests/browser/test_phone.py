@@ -154,6 +154,12 @@ def test_the_players_turn_fits_the_first_screen(browser: Any, live_server: LiveS
         cut = phone.evaluate(OWN_BARS_CUT)
         assert not cut, f"{system}: the player's own numbers are cut: {cut}"
         assert phone.evaluate("document.documentElement.scrollWidth") <= 375, f"{system}: the phone scrolls sideways"
+        # the phone's bar names the player, whole, beside a long table name, the sound switch and the
+        # connection ("Playe…" before)
+        name = phone.locator("[data-testid=seat-name]")
+        expect(name).to_have_text("Alice")
+        assert name.evaluate("""(e) => e.getBoundingClientRect().right <= e.parentElement.getBoundingClientRect().right + 1
+            && e.parentElement.scrollWidth <= e.parentElement.clientWidth + 1"""), f"{system}: the player's name is cut"
         if system in ("adnd", "battles-and-balances"):
             check_grid_opens_on_the_fight(phone, shots, system)
         if system == "adnd":
