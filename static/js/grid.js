@@ -343,8 +343,9 @@ function frame(b) {
   const button = b.frameButton;
   if (!button) return;
   const closeUp = z.start.w < wholeView(b).w * 0.95;
-  if (z.mode === "whole" && !closeUp) z.mode = "fit";
-  const label = z.mode === "fit" ? (closeUp ? "Whole board" : "") : z.mode === "whole" ? "Close up" : closeUp ? "Close up" : "Whole board";
+  if (z.mode === "whole" && !closeUp) z.mode = "fit"; // (the close-up grew to the whole board)
+  // from the close-up, the whole board; from the whole board or a pinch, back to what the spec asks
+  const label = z.mode === "fit" ? (closeUp ? "Whole board" : "") : closeUp ? "Close up" : "Whole board";
   if (button.textContent !== label) button.textContent = label;
   if (button.hidden !== !label) button.hidden = !label;
 }
@@ -363,7 +364,6 @@ function update(b, spec) {
     // a new shown part of another width starts a pinched zoom over; otherwise the pan and zoom stay
     if (!z.vb || (z.mode === "free" && (!z.start || z.start.w !== start.w))) z.mode = "fit";
     z.start = start;
-    if (!z.vb) z.vb = { ...start };
     frame(b);
   } else {
     setAttr(svg, "viewBox", `${v.x * cell} ${v.y * cell} ${v.width * cell} ${v.height * cell}`);
@@ -653,7 +653,7 @@ function makeZoomable(b) {
   const ratio = () => z.start.h / z.start.w;
   const apply = () => {
     const vb = z.vb;
-    vb.w = Math.max(minW, Math.min(Math.max(full.w + 0.6 * cell, z.start.w, (full.h + 0.6 * cell) / ratio()), vb.w)); // (the whole board, as wholeView)
+    vb.w = Math.max(minW, Math.min(Math.max(wholeView(b).w, z.start.w), vb.w)); // (no wider than the whole board)
     vb.h = vb.w * ratio();
     vb.x = Math.max(full.x - vb.w * 0.25, Math.min(full.x + full.w - vb.w * 0.75, vb.x));
     vb.y = Math.max(full.y - vb.h * 0.25, Math.min(full.y + full.h - vb.h * 0.75, vb.y));
