@@ -187,6 +187,9 @@ function renderBoard(fresh) {
   }
 }
 
+const narrowScreen = window.matchMedia("(max-width: 600px)");
+narrowScreen.addEventListener("change", () => { if (battle && detailModule) renderDetails(); });
+
 // Watch mode: the system's module draws its full spectator board under the display (read-only: a
 // spectator has no legal actions, and anything sent would be refused by the server anyway).
 function renderDetails() {
@@ -194,8 +197,11 @@ function renderDetails() {
   root.dataset.version = String(battle.v);
   if (!battle.view) { replace(root, h("p", { class: "d-muted" }, "Waiting for the GM to start a battle…")); return; }
   const refuse = async () => ({ ok: false, error: "Spectators watch only." });
+  // its grid has the table's map and blocked squares, and on a phone it pinches and opens on the
+  // fight, as a player's does (at a fixed 30 px a square it scrolled sideways)
   const ctx = {
-    role: "spectator", seat: null, table, ui, grid, conn, notice: () => {}, send: refuse, command: refuse,
+    role: "spectator", seat: null, table, ui, kit, conn, notice: () => {}, send: refuse, command: refuse,
+    grid: grid.onTheBoard((table && table.board) || {}, battle.view), zoomable: narrowScreen.matches,
     events: battle.events, version: battle.v, battleId: battle.battleId,
   };
   try {

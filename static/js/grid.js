@@ -259,6 +259,28 @@ function build(container, geo, prev) {
 }
 
 /**
+ * The grid a system module draws through (its ctx.grid), with the table's board under it: the map,
+ * the blocked squares (the battle's own win over the table's) and each token's colour and portrait;
+ * the module passes the battle's positions. A zoomable grid (a phone's) opens on the fight at a
+ * square a finger can tap, with a button for the whole board: a wide battlefield in a phone's width
+ * has squares of 15 px. Used by the GM console, the phones and the spectator's detail board.
+ */
+export function onTheBoard(board, view) {
+  const looks = (board && board.tokens) || {};
+  return {
+    renderGrid: (container, spec) => renderGrid(container, {
+      map: (board && board.map) || null,
+      blocked: (view && view.blocked) || (board && board.blocked) || [],
+      fit: spec.zoomable ? { minPx: 48 } : null,
+      ...spec,
+      tokens: (spec.tokens || []).map((t) => ({ ...(looks[t.id] || {}), ...t })),
+    }),
+    fitGrid,
+    steadyView,
+  };
+}
+
+/**
  * The part of a width × height grid to show in a box of box.width × box.height pixels: the whole grid
  * when a square gets at least minPx pixels that way; otherwise the squares around `points` (tokens,
  * path points) at minPx a square, or as close to it as those points allow. Returns a view in squares

@@ -374,26 +374,6 @@ function ctxBase() {
   };
 }
 
-// The table's map, blocked squares and token looks under every grid a system module draws: the
-// module passes the battle's positions, the table adds what it looks like (the battle's own blocked
-// squares win over the table's).
-function boardGrid(view) {
-  const board = (table && table.board) || {};
-  const looks = board.tokens || {};
-  return {
-    ...grid,
-    renderGrid: (container, spec) => grid.renderGrid(container, {
-      map: board.map || null,
-      blocked: (view && view.blocked) || board.blocked || [],
-      // a phone's grid opens on the fight at a readable size (a square a finger can tap), with a
-      // button for the whole board: a wide battlefield in a phone's width has squares of 15 px
-      fit: spec.zoomable ? { minPx: 48 } : null,
-      ...spec,
-      tokens: (spec.tokens || []).map((t) => ({ ...(looks[t.id] || {}), ...t })),
-    }),
-  };
-}
-
 function renderBattle(state) {
   const root = els.battle;
   root.dataset.version = String(state.v);
@@ -402,7 +382,7 @@ function renderBattle(state) {
       h("p", { class: "big-text" }, role === "gm" ? "No battle yet: build the lineup and start one." : "Waiting for the GM to start a battle…")));
     return;
   }
-  const ctx = { ...ctxBase(), grid: boardGrid(state.view), events: state.events, version: state.v, battleId: state.battleId };
+  const ctx = { ...ctxBase(), grid: grid.onTheBoard((table && table.board) || {}, state.view), events: state.events, version: state.v, battleId: state.battleId };
   try {
     systemModule.render(root, state.view, ctx);
   } catch (err) {

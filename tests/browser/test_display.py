@@ -233,6 +233,17 @@ def test_the_spectator_link_shows_the_same_display_on_a_phone(browser: Any, live
         page.wait_for_timeout(600)
         assert page.evaluate("document.documentElement.scrollWidth") <= 375, "the spectator page scrolls sideways on a phone"
         assert page.locator("[data-testid=board] [data-testid=token]").count() == 4
+        # the battle in detail under it: its grid pinches and fits the phone's width, as a player's
+        # does, instead of scrolling sideways at a fixed size
+        page.wait_for_selector("#details svg.grid")
+        assert page.get_attribute("#details svg.grid", "class").split().count("zoomable") == 1
+        sideways = page.evaluate("""() => [...document.querySelectorAll('.d-details *')].filter((e) => {
+          const o = getComputedStyle(e).overflowX;
+          return (o === 'auto' || o === 'scroll') && e.scrollWidth > e.clientWidth + 1;
+        }).map((e) => e.className.baseVal ?? e.className)""")
+        assert not sideways, f"the battle in detail scrolls sideways on a phone: {sideways}"
+        grid_box = page.locator("#details svg.grid").bounding_box()
+        assert grid_box and grid_box["x"] >= 0 and grid_box["x"] + grid_box["width"] <= 375, grid_box
         page.screenshot(path=str(shots / "watch-eclipse-phase-phone.png"), full_page=True)
         # the spectator zooms in with the wheel (a pinch on the phone) and drags the board along
         view_box = "() => document.querySelector('[data-testid=board] svg').getAttribute('viewBox').split(' ').map(Number)"

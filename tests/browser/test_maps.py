@@ -125,6 +125,9 @@ def test_the_gm_uploads_aligns_and_blocks_and_every_screen_shows_the_map(browser
         expect(tv.locator(f"[data-testid=board] [data-testid=blocked][data-x='{BLOCK[0]}'][data-y='{BLOCK[1]}']")).to_have_count(1)
         expect(phone.locator("[data-testid=grid-map]").first).to_have_attribute("href", href)
         expect(phone.locator(f"[data-testid=blocked][data-x='{BLOCK[0]}'][data-y='{BLOCK[1]}']").first).to_be_attached()
+        # the spectator's battle in detail, under the board, draws them too
+        expect(phone.locator("#details [data-testid=grid-map]")).to_have_attribute("href", href)
+        expect(phone.locator(f"#details [data-testid=blocked][data-x='{BLOCK[0]}'][data-y='{BLOCK[1]}']")).to_have_count(1)
         # the GM console's own battle board draws the map and the blocked square too
         expect(gm.locator("[data-testid=battle] [data-testid=grid-map]")).to_have_attribute("href", href)
         expect(gm.locator(f"[data-testid=battle] [data-testid=blocked][data-x='{BLOCK[0]}'][data-y='{BLOCK[1]}']")).to_have_count(1)
