@@ -187,6 +187,22 @@ def test_the_display_shows_odds_only_once_the_gm_switches_them_on(browser: Any, 
         scale = tv.evaluate("document.getElementById('stage').getBoundingClientRect().width / 1920")
         assert size * scale >= 24, (size, scale)
         tv.screenshot(path=str(shots / "odds-display-on.png"))
+        # the duellists' cards are narrower beside the odds: no name is broken inside a word, and each
+        # "Choosing" cue is one line
+        broken = tv.evaluate("""() => [...document.querySelectorAll('.pbd-name')].flatMap((el) => {
+          const text = el.firstChild;
+          const out = [];
+          for (const m of text.data.matchAll(/\\S+/g)) {
+            const range = document.createRange();
+            range.setStart(text, m.index);
+            range.setEnd(text, m.index + m[0].length);
+            if (range.getClientRects().length > 1) out.push(m[0]);
+          }
+          return out;
+        })""")
+        assert not broken, f"a duellist's name is broken inside a word on the TV: {broken}"
+        cues = tv.evaluate("() => [...document.querySelectorAll('.pbd-chosen')].map((el) => el.offsetHeight < 2 * parseFloat(getComputedStyle(el).fontSize))")
+        assert cues and all(cues), f"a 'Choosing' cue wraps on the TV: {cues}"
         gm.screenshot(path=str(shots / "odds-gm-join-tab.png"))
         # and off again: gone from the TV
         toggle.click()

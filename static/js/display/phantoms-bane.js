@@ -26,6 +26,8 @@ export function render(root, view, ctx) {
     const status = c.defeated ? "Defeated" : c.escaped ? "Escaped" : null;
     const revealed = last && last.options && last.options[cid];
     const dice = last && last.dice && last.dice[cid];
+    const effective = last && last.effective && last.effective[cid];
+    const forced = revealed && effective && effective !== revealed ? effective : null;
     return h("article", { class: `pbd-card ${kit.sideMark(c.side, sides).cls} ${c.defeated ? "is-down" : ""}`, dataset: { testid: `combatant-${cid}` } },
       kit.token({ id: cid, name: c.name, side: c.side, sides, hp: { current: c.health, max: c.health_max }, dead: c.defeated, size: "xl", short: c.name }),
       h("div", { class: "pbd-info" },
@@ -36,7 +38,9 @@ export function render(root, view, ctx) {
         chosen,
         status ? h("div", { class: "pbd-status" }, status) : null,
         revealed ? h("div", { class: `pbd-reveal ${fresh ? "is-fresh" : ""}`, dataset: { testid: `reveal-${cid}` } },
-          h("span", { class: "pbd-reveal-label" }, `Turn ${last.turn}:`), h("strong", {}, optionLabel(revealed))) : null,
+          h("span", { class: "pbd-reveal-label" }, `Turn ${last.turn}:`), h("strong", {}, optionLabel(revealed)),
+          // a runner who did not get away had to attack instead: the table sees why blows were struck
+          forced ? h("span", { class: "pbd-reveal-then", dataset: { testid: `forced-${cid}` } }, `caught: ${optionLabel(forced)}`) : null) : null,
         dice ? h("div", { class: "pbd-dice" },
           dice.offence !== undefined ? h("span", { class: "pbd-die-box" }, "Off ", kit.die(dieFace(dice.offence), { sides: 6, fresh })) : null,
           dice.defence !== undefined ? h("span", { class: "pbd-die-box" }, "Def ", kit.die(dieFace(dice.defence), { sides: 6, fresh })) : null) : null,
