@@ -78,6 +78,13 @@ def test_a_duel_from_gm_screen_to_phone_to_spectator(browser: Any, live_server: 
         phone.wait_for_selector("[data-testid=last-turn][data-turn='1']")
         assert watch.locator("[data-testid=dice-tray] .kit-die").count() >= 4
         watch.wait_for_timeout(900)  # let the dice finish rolling before the screenshots
+        # on the spectator's laptop the two duellists stand face to face, both whole on the board
+        board = watch.locator("[data-testid=board]").bounding_box()
+        cards = [watch.locator(f"[data-testid=board] [data-testid=combatant-{cid}]").bounding_box() for cid in ("c1", "c2")]
+        assert board and all(cards)
+        for card in cards:
+            assert card["y"] >= board["y"] - 1 and card["y"] + card["height"] <= board["y"] + board["height"] + 1, (card, board)
+        assert cards[0]["x"] + cards[0]["width"] <= cards[1]["x"], f"the duellists are not side by side: {cards}"
         watch.screenshot(path=str(shots / "spectator-after-turn-1.png"), full_page=True)
         phone.screenshot(path=str(shots / "phone-after-turn-1.png"), full_page=True)
         gm.screenshot(path=str(shots / "gm-after-turn-1.png"), full_page=True)
