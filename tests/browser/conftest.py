@@ -119,6 +119,23 @@ def shots(output_path: str) -> Path:
     return folder
 
 
+# The words of the elements matching a selector that the page breaks across two lines (a name set
+# too large for its box and wrapped inside a word: "Wild Monst/er"); call with the selector.
+WORDS_BROKEN = """(selector) => [...document.querySelectorAll(selector)].flatMap((el) => {
+  const out = [];
+  const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+  for (let text = walker.nextNode(); text; text = walker.nextNode()) {
+    for (const m of text.data.matchAll(/\\S+/g)) {
+      const range = document.createRange();
+      range.setStart(text, m.index);
+      range.setEnd(text, m.index + m[0].length);
+      if (range.getClientRects().length > 1) out.push(m[0]);
+    }
+  }
+  return out;
+})"""
+
+
 class SocketSpy:
     """Records every Socket.IO frame a page receives, to check what reached it."""
 

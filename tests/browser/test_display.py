@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from rules.core import Viewer
-from tests.browser.conftest import LiveServer, SocketSpy
+from tests.browser.conftest import WORDS_BROKEN, LiveServer, SocketSpy
 from webapp.db import make_engine
 from webapp.service import BattleService
 
@@ -508,3 +508,31 @@ def test_a_map_lies_under_the_grid_with_blocked_squares_and_token_colours(browse
         page.screenshot(path=str(shots / "display-map-blocked.png"))
     finally:
         context.close()
+
+
+def test_a_duels_spectator_on_a_phone_sees_both_duellists_whole(browser: Any, live_server: LiveServer, shots: Path) -> None:
+    """On a phone the spectator's board stacks the two duellists; after a reveal (the options and the
+    dice on each card, the tallest they get) both cards are whole on the board, none under its edge."""
+    slug, gm_token = prepare(live_server, "phantoms-bane")
+    helper_context = browser.new_context()
+    context = browser.new_context(viewport={"width": 375, "height": 667}, is_mobile=True, has_touch=True, device_scale_factor=2)
+    try:
+        gm_declares(helper_context.new_page(), live_server, slug, gm_token, {"type": "choose", "combatant": "c2", "option": "attack"})
+        page = context.new_page()
+        page.goto(f"{live_server.url}/t/{slug}/watch")
+        page.wait_for_selector("[data-testid=board] [data-testid=reveal-c2]")
+        page.wait_for_timeout(900)
+        board = page.locator("[data-testid=board]").bounding_box()
+        assert board
+        for cid in ("c1", "c2"):
+            card = page.locator(f"[data-testid=board] [data-testid=combatant-{cid}]").bounding_box()
+            assert card and card["y"] + card["height"] <= board["y"] + board["height"] + 1, f"{cid}'s card falls under the board's edge: {card} {board}"
+            assert card["x"] >= board["x"] - 1 and card["x"] + card["width"] <= board["x"] + board["width"] + 1, (cid, card, board)
+        assert page.evaluate("document.documentElement.scrollWidth") <= 375
+        # no name is broken inside a word, on the board or in the battle in detail under it
+        broken = page.evaluate(WORDS_BROKEN, ".pbd-name, .pb-name")
+        assert not broken, f"a duellist's name is broken inside a word on the spectator's phone: {broken}"
+        page.screenshot(path=str(shots / "watch-phantoms-bane-phone.png"), full_page=True)
+    finally:
+        context.close()
+        helper_context.close()

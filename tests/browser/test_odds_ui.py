@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import LiveServer, SocketSpy, create_table
+from tests.browser.conftest import WORDS_BROKEN, LiveServer, SocketSpy, create_table
 from tests.browser.test_duel import PHONE, give_to_player, join_as
 from tests.browser.test_phone import check_actions_on_top
 
@@ -189,17 +189,7 @@ def test_the_display_shows_odds_only_once_the_gm_switches_them_on(browser: Any, 
         tv.screenshot(path=str(shots / "odds-display-on.png"))
         # the duellists' cards are narrower beside the odds: no name is broken inside a word, and each
         # "Choosing" cue is one line
-        broken = tv.evaluate("""() => [...document.querySelectorAll('.pbd-name')].flatMap((el) => {
-          const text = el.firstChild;
-          const out = [];
-          for (const m of text.data.matchAll(/\\S+/g)) {
-            const range = document.createRange();
-            range.setStart(text, m.index);
-            range.setEnd(text, m.index + m[0].length);
-            if (range.getClientRects().length > 1) out.push(m[0]);
-          }
-          return out;
-        })""")
+        broken = tv.evaluate(WORDS_BROKEN, ".pbd-name")
         assert not broken, f"a duellist's name is broken inside a word on the TV: {broken}"
         cues = tv.evaluate("() => [...document.querySelectorAll('.pbd-chosen')].map((el) => el.offsetHeight < 2 * parseFloat(getComputedStyle(el).fontSize))")
         assert cues and all(cues), f"a 'Choosing' cue wraps on the TV: {cues}"
