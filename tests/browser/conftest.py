@@ -136,6 +136,10 @@ WORDS_BROKEN = """(selector) => [...document.querySelectorAll(selector)].flatMap
 })"""
 
 
+# the elements that hold a combatant's, a unit's or a side's name, in every system's board
+NAMES = ".pb-name, .ol-side-name, .ol-unit-name, .bb-ap-name, .bb-tl-name, .ep-track-name, .ep-mine-head strong, .kit-token-name, .lineup-name"
+
+
 class SocketSpy:
     """Records every Socket.IO frame a page receives, to check what reached it."""
 

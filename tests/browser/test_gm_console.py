@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import LiveServer, SocketSpy, create_table
+from tests.browser.conftest import NAMES, WORDS_BROKEN, LiveServer, SocketSpy, create_table
 
 pytestmark = pytest.mark.browser
 
@@ -82,6 +82,9 @@ def test_every_panel_can_be_reached(browser: Any, live_server: LiveServer, shots
                 assert_panel_reachable(gm, name, width, height)
                 if size == "phone" or name in ("battle", "join"):
                     gm.screenshot(path=str(shots / f"gm-{system}-{size}-{name}.png"))
+            # no name on the board or in the lineup is broken inside a word
+            broken = gm.evaluate(WORDS_BROKEN, NAMES)
+            assert not broken, f"{system}: names broken inside a word on the GM's {size}: {broken}"
             # the board is on the page at every size
             assert gm.locator("[data-testid=battle]").bounding_box()["width"] >= min(width - 40, 560)
             if system in GRID_SYSTEMS:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import LiveServer, create_table
+from tests.browser.conftest import NAMES, WORDS_BROKEN, LiveServer, create_table
 from tests.browser.test_duel import PHONE, give_to_player, join_as
 
 pytestmark = pytest.mark.browser
@@ -154,6 +154,9 @@ def test_the_players_turn_fits_the_first_screen(browser: Any, live_server: LiveS
         cut = phone.evaluate(OWN_BARS_CUT)
         assert not cut, f"{system}: the player's own numbers are cut: {cut}"
         assert phone.evaluate("document.documentElement.scrollWidth") <= 375, f"{system}: the phone scrolls sideways"
+        # no combatant's, unit's or side's name is broken inside a word ("Wild Monst/er")
+        broken = phone.evaluate(WORDS_BROKEN, NAMES)
+        assert not broken, f"{system}: names broken inside a word on the phone: {broken}"
         # the phone's bar names the player, whole, beside a long table name, the sound switch and the
         # connection ("Playe…" before)
         name = phone.locator("[data-testid=seat-name]")
