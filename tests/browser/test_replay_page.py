@@ -285,6 +285,18 @@ def test_the_replay_works_on_a_phone(browser: Any, live_server: LiveServer, shot
             assert box and box["height"] >= 44 and box["width"] >= 44, (control, box)
             assert 0 <= box["y"] and box["y"] + box["height"] <= PHONE["height"] + 1, f"{control} is off the screen: {box}"
         page.screenshot(path=str(shots / f"replay-{system}-phone-first.png"))
+        # the board is drawn: each side's army (or each duellist) is on the page at a size to read
+        board = page.locator("[data-testid=board]").bounding_box()
+        assert board and board["height"] >= 150, f"the board has no room on the phone: {board}"
+        parts = page.locator("[data-testid=board] [data-testid^=side-], [data-testid=board] [data-testid^=combatant-]")
+        assert parts.count() == 2
+        for i in range(2):
+            part = parts.nth(i).bounding_box()
+            assert part and part["height"] >= 80 and part["x"] >= 0 and part["x"] + part["width"] <= PHONE["width"] + 1, part
+            assert part["y"] >= board["y"] - 1 and part["y"] + part["height"] <= board["y"] + board["height"] + 1, (part, board)
+        # and a side's strength says all of its words, the break point too
+        cut = page.evaluate("() => [...document.querySelectorAll('[data-testid=board] .kit-bar-text')].filter((t) => t.scrollWidth > t.clientWidth + 1 || t.getBoundingClientRect().right > t.parentElement.getBoundingClientRect().right + 1).map((t) => t.textContent)")
+        assert not cut, f"a bar's words are cut on the phone: {cut}"
         for control in ("next", "next", "next"):
             before = at(page)[0]
             page.tap(f"[data-testid=replay-{control}]")

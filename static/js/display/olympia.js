@@ -385,7 +385,8 @@ function strengthBar(panel, side, sid, ctx, newBattle) {
   const total = side.total;
   const start = side.start_total;
   const hasMarker = side.threshold !== null && start > 0; // as kit.healthBar draws its marker
-  const text = `Strength ${fmt(total)} / ${fmt(start)} · breaks at ${fmt(side.threshold)}`;
+  // (no-break spaces hold "1,038 / 1,990" and "breaks at 995" together where the words wrap: a phone)
+  const text = `Strength ${fmt(total)}\u00a0/\u00a0${fmt(start)} · breaks\u00a0at\u00a0${fmt(side.threshold)}`;
   if (!panel.bar || panel.bar.hasMarker !== hasMarker) {
     const el = ctx.kit.healthBar(total, start, { label: "Strength", marker: side.threshold, cls: "old-strength", testid: `strength-${sid}`, text });
     const fill = el.querySelector(".kit-bar-fill");
