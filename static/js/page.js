@@ -340,10 +340,15 @@ function afterPaint(work) {
   requestAnimationFrame(() => setTimeout(work, 0));
 }
 
-// A GM's console on a phone zooms its grid and opens it on the fight, as a player's phone does (on a
-// laptop or a tablet the GM sees the whole board); turning the phone past the width draws it again.
+// A GM's console on a phone or a tablet (a touch screen) zooms its grid and opens it on the fight, as
+// a player's phone does: a 20-square board in a tablet's half width has squares of 29 px, too small
+// for a finger to drag a token; with a mouse (a laptop) the GM sees the whole board. Turning the phone
+// past the width draws it again.
 const narrowScreen = window.matchMedia("(max-width: 600px)");
-narrowScreen.addEventListener("change", () => { if (role === "gm" && conn.state && conn.state.view) renderBattle(conn.state); });
+const touchScreen = window.matchMedia("(pointer: coarse)");
+for (const query of [narrowScreen, touchScreen]) {
+  query.addEventListener("change", () => { if (role === "gm" && conn.state && conn.state.view) renderBattle(conn.state); });
+}
 
 function ctxBase() {
   return {
@@ -355,7 +360,7 @@ function ctxBase() {
     grid,
     conn,
     notice,
-    zoomable: role === "player" || (role === "gm" && narrowScreen.matches),
+    zoomable: role === "player" || (role === "gm" && (narrowScreen.matches || touchScreen.matches)),
     send: async (declaration) => {
       const ack = await conn.declare(declaration);
       if (!ack.ok) {

@@ -88,8 +88,8 @@ def test_every_panel_can_be_reached(browser: Any, live_server: LiveServer, shots
             # the board is on the page at every size
             assert gm.locator("[data-testid=battle]").bounding_box()["width"] >= min(width - 40, 560)
             if system in GRID_SYSTEMS:
-                # on a phone the GM's grid zooms and opens on the fight, as a player's does; on the tablet
-                # the GM sees the whole board
+                # on a phone the GM's grid zooms and opens on the fight, as a player's does; in a
+                # 1024 px window with a mouse (a small laptop) the GM sees the whole board
                 expect(gm.locator("[data-testid=battle] svg.grid.zoomable")).to_have_count(1 if size == "phone" else 0)
             if system == "adnd" and size == "phone":  # (a 20-square board: about 17 px a square whole)
                 gm.click("[data-testid=tab-battle]")
@@ -253,3 +253,33 @@ def test_start_battle_waits_for_the_lineup_edit_on_its_way(browser: Any, live_se
     finally:
         gm_ctx.close()
         phone_ctx.close()
+
+
+@pytest.mark.parametrize("system", sorted(GRID_SYSTEMS))
+def test_a_gm_on_a_touch_tablet_gets_a_grid_a_finger_can_use(browser: Any, live_server: LiveServer, shots: Path, system: str) -> None:
+    """On a touch tablet (1024×768) the GM's grid opens on the fight with squares a finger can drag a
+    token across, and offers the whole board and back, as a phone does."""
+    context = browser.new_context(viewport={"width": 1024, "height": 768}, has_touch=True)
+    errors: list[str] = []
+    try:
+        gm = context.new_page()
+        gm.on("pageerror", lambda e: errors.append(str(e)))
+        create_table(gm, live_server, f"Tablet {system}", system, SYSTEMS[system])
+        gm.click("[data-testid=start-battle]")
+        expect(gm.locator("[data-testid=battle] svg.grid.zoomable")).to_have_count(1)
+        token = gm.locator("[data-testid=battle] [data-testid=token]").first
+        token.scroll_into_view_if_needed()
+        width = token.bounding_box()["width"]
+        frame = gm.locator("[data-testid=battle] [data-testid=grid-frame]")
+        if frame.is_visible():  # (a board that reads well whole is shown whole, with no button)
+            assert width >= 36, f"{system}: the GM's tokens are {width:.0f} px on a tablet"
+            expect(frame).to_have_text("Whole board")
+            gm.screenshot(path=str(shots / f"gm-{system}-touch-tablet.png"))
+            frame.click()
+            expect(frame).to_have_text("Close up")
+        else:  # the fight spans the board (Eclipse Phase's sides start at its two ends): whole, and it pinches
+            gm.screenshot(path=str(shots / f"gm-{system}-touch-tablet.png"))
+        assert not errors, errors
+    finally:
+        context.close()
+
