@@ -136,6 +136,7 @@ def test_olympia_battle_round_by_round(browser: Any, live_server: LiveServer, sh
         assert tray["rolls"] == 1 or tray["dice"] <= 12, tray
         assert tray["widest"] <= tray["width"], tray
         assert phone.evaluate("document.documentElement.scrollWidth") <= 375
+        watch.wait_for_timeout(900)  # the dice settle before the screenshot
         watch.screenshot(path=str(shots / "spectator-end.png"), full_page=True)
         phone.screenshot(path=str(shots / "phone-end.png"), full_page=True)
     finally:
