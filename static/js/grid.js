@@ -275,8 +275,6 @@ export function onTheBoard(board, view) {
       ...spec,
       tokens: (spec.tokens || []).map((t) => ({ ...(looks[t.id] || {}), ...t })),
     }),
-    fitGrid,
-    steadyView,
   };
 }
 

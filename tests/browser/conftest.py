@@ -140,6 +140,14 @@ WORDS_BROKEN = """(selector) => [...document.querySelectorAll(selector)].flatMap
 NAMES = ".pb-name, .ol-side-name, .ol-unit-name, .bb-ap-name, .bb-tl-name, .ep-track-name, .ep-mine-head strong, .kit-token-name, .lineup-name"
 
 
+# The words of the kit's bars matching a selector that do not fit in their bar ("35/35 · WT ",
+# "Strength 1,990 / 1,990 · breaks"): a bar's text wider than the bar, or running past its edge.
+BARS_CUT = """(selector) => [...document.querySelectorAll(selector)].filter((bar) => {
+  const t = bar.querySelector('.kit-bar-text');
+  return t && (t.scrollWidth > bar.clientWidth + 1 || t.getBoundingClientRect().right > bar.getBoundingClientRect().right + 1);
+}).map((bar) => bar.textContent)"""
+
+
 class SocketSpy:
     """Records every Socket.IO frame a page receives, to check what reached it."""
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import NAMES, WORDS_BROKEN, LiveServer, create_table
+from tests.browser.conftest import BARS_CUT, NAMES, WORDS_BROKEN, LiveServer, create_table
 from tests.browser.test_duel import PHONE, give_to_player, join_as
 
 pytestmark = pytest.mark.browser
@@ -35,11 +35,6 @@ ACTION_BOXES = """() => [...document.querySelectorAll('[data-action]')]
 
 
 # the health bars among the player's own numbers whose words do not fit in them
-OWN_BARS_CUT = """() => [...document.querySelectorAll('#due-now [data-region~=mine] .kit-bar')]
-  .filter((bar) => { const t = bar.querySelector('.kit-bar-text'); return t && t.scrollWidth > bar.clientWidth + 1; })
-  .map((bar) => bar.textContent)"""
-
-
 def gm_steps_until_declarations(gm: Any, phone: Any) -> None:
     """AD&D: the DM runs the encounter checks and answers for the orc until the phone is asked to declare."""
     for _ in range(40):
@@ -151,7 +146,7 @@ def test_the_players_turn_fits_the_first_screen(browser: Any, live_server: LiveS
             phone.locator("#due-now [data-region~=mine]").first.screenshot(path=str(shots / "phone-eclipse-phase-own-numbers-long-name.png"))
         # and none of them is cut: every bar lies within its card and its words fit in it ("35/35 · WT 7",
         # not "35/35 · WT ")
-        cut = phone.evaluate(OWN_BARS_CUT)
+        cut = phone.evaluate(BARS_CUT, "#due-now [data-region~=mine] .kit-bar")
         assert not cut, f"{system}: the player's own numbers are cut: {cut}"
         assert phone.evaluate("document.documentElement.scrollWidth") <= 375, f"{system}: the phone scrolls sideways"
         # no combatant's, unit's or side's name is broken inside a word ("Wild Monst/er")

@@ -16,7 +16,7 @@ import pytest
 
 from rules import Viewer
 from rules.registry import get_system
-from tests.browser.conftest import LiveServer
+from tests.browser.conftest import BARS_CUT, LiveServer
 from webapp.db import make_engine
 from webapp.models import Battle
 from webapp.service import BattleService
@@ -295,7 +295,7 @@ def test_the_replay_works_on_a_phone(browser: Any, live_server: LiveServer, shot
             assert part and part["height"] >= 80 and part["x"] >= 0 and part["x"] + part["width"] <= PHONE["width"] + 1, part
             assert part["y"] >= board["y"] - 1 and part["y"] + part["height"] <= board["y"] + board["height"] + 1, (part, board)
         # and a side's strength says all of its words, the break point too
-        cut = page.evaluate("() => [...document.querySelectorAll('[data-testid=board] .kit-bar-text')].filter((t) => t.scrollWidth > t.clientWidth + 1 || t.getBoundingClientRect().right > t.parentElement.getBoundingClientRect().right + 1).map((t) => t.textContent)")
+        cut = page.evaluate(BARS_CUT, "[data-testid=board] .kit-bar")
         assert not cut, f"a bar's words are cut on the phone: {cut}"
         for control in ("next", "next", "next"):
             before = at(page)[0]
