@@ -19,11 +19,11 @@ export function connect({ table, token, onTable, onBattle, onStatus, onError }) 
     });
   }
 
+  // returns what onBattle returns (a page's drawing may be a promise: it loads its system's module)
   function acceptBattle(battle, replaceEvents) {
     if (!battle) {
       state.battleId = null; state.v = 0; state.events = []; state.view = null;
-      onBattle(state, []);
-      return;
+      return onBattle(state, []);
     }
     const fresh = battle.events.filter((e) => e.v > state.v || replaceEvents);
     if (replaceEvents) state.events = battle.events.slice();
@@ -34,7 +34,7 @@ export function connect({ table, token, onTable, onBattle, onStatus, onError }) 
     state.view = battle.view;
     state.system = battle.system;
     state.status = battle.status;
-    onBattle(state, fresh);
+    return onBattle(state, fresh);
   }
 
   async function sync() {
@@ -43,10 +43,14 @@ export function connect({ table, token, onTable, onBattle, onStatus, onError }) 
     if (!ack.ok) { onError(ack.error); return; }
     onTable(ack.table);
     const battle = ack.battle;
-    acceptBattle(battle, !battle || battle.battle_id !== known || battle.since_v === 0);
+    await acceptBattle(battle, !battle || battle.battle_id !== known || battle.since_v === 0);
   }
 
-  socket.on("connect", () => { onStatus("live"); sync(); });
+  // "live" once connected, caught up and drawn: a page that says live shows the table as it is (a
+  // GM typing into a form the first sync then draws again would lose what was typed)
+  socket.on("connect", async () => {
+    try { await sync(); } finally { if (socket.connected) onStatus("live"); }
+  });
   socket.on("disconnect", () => onStatus("reconnecting"));
   socket.on("connect_error", (err) => {
     // A refusal by the server (unknown table, a key that is not valid here) is final; a network error is retried.

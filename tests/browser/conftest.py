@@ -148,6 +148,23 @@ BARS_CUT = """(selector) => [...document.querySelectorAll(selector)].filter((bar
 }).map((bar) => bar.textContent)"""
 
 
+def box_of(locator: Any, timeout: float = 10.0) -> dict[str, float]:
+    """The bounding box of what ``locator`` finds, read once it holds one.
+
+    ``Locator.bounding_box()`` resolves the element, then measures it: a page that draws the element
+    again in between (an update re-renders a phone's actions) leaves the old one detached, and the
+    read gives None. This reads until a drawn element answers, so a test waits for what it reads.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        box = locator.bounding_box(timeout=timeout * 1000)
+        if box is not None:
+            return box
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{locator} has no box on the page (not drawn, or hidden) after {timeout} s")
+        time.sleep(0.05)
+
+
 class SocketSpy:
     """Records every Socket.IO frame a page receives, to check what reached it."""
 

@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
-from tests.browser.conftest import LiveServer, SocketSpy
+from tests.browser.conftest import LiveServer, SocketSpy, box_of
 from tests.browser.test_duel import PHONE, give_to_player, join_as
 
 pytestmark = pytest.mark.browser
@@ -134,7 +134,7 @@ def declare_on_phone(phone: Any, gm: Any, cid: str, kinds: tuple[str, ...], spel
         form.locator("[data-testid=field-damage]").fill("1d4+1")
     submit = form.locator("[data-testid=declare-submit]")
     expect(submit).to_be_enabled()
-    box = submit.bounding_box()
+    box = box_of(submit)
     assert box and box["height"] >= 44, "the declare button is too small for a thumb"
     assert phone.evaluate("document.documentElement.scrollWidth") <= 375, "the phone scrolls sideways"
     v = version(gm)

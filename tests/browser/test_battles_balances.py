@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import LiveServer, create_table
+from tests.browser.conftest import LiveServer, box_of, create_table
 
 pytestmark = pytest.mark.browser
 
@@ -40,7 +40,7 @@ def test_action_points_shown_and_spent_from_a_phone(browser: Any, live_server: L
         expect(watch.locator("[data-testid=ap-c2]")).to_have_attribute("data-ap", "24")
         expect(watch.locator("[data-testid=timeline] li").first).to_contain_text("Prince Vasyl")
         assert phone.evaluate("document.documentElement.scrollWidth") <= 375, "the phone page scrolls sideways"
-        box = phone.locator("[data-testid=action-move]").bounding_box()
+        box = box_of(phone.locator("[data-testid=action-move]"))
         assert box and box["height"] >= 44
 
         # Move next to the trooper: tap Move, then the square left of the trooper (cost = squares moved).

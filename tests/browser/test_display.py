@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from rules.core import Viewer
-from tests.browser.conftest import WORDS_BROKEN, LiveServer, SocketSpy
+from tests.browser.conftest import WORDS_BROKEN, LiveServer, SocketSpy, box_of
 from webapp.db import make_engine
 from webapp.service import BattleService
 
@@ -242,13 +242,13 @@ def test_the_spectator_link_shows_the_same_display_on_a_phone(browser: Any, live
           return (o === 'auto' || o === 'scroll') && e.scrollWidth > e.clientWidth + 1;
         }).map((e) => e.className.baseVal ?? e.className)""")
         assert not sideways, f"the battle in detail scrolls sideways on a phone: {sideways}"
-        grid_box = page.locator("#details svg.grid").bounding_box()
+        grid_box = box_of(page.locator("#details svg.grid"))
         assert grid_box and grid_box["x"] >= 0 and grid_box["x"] + grid_box["width"] <= 375, grid_box
         page.screenshot(path=str(shots / "watch-eclipse-phase-phone.png"), full_page=True)
         # the spectator zooms in with the wheel (a pinch on the phone) and drags the board along
         view_box = "() => document.querySelector('[data-testid=board] svg').getAttribute('viewBox').split(' ').map(Number)"
         before = page.evaluate(view_box)
-        box = page.locator("[data-testid=board] svg").bounding_box()
+        box = box_of(page.locator("[data-testid=board] svg"))
         assert box
         page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
         page.mouse.wheel(0, -300)
@@ -330,7 +330,7 @@ def test_the_join_corner_shows_until_the_battle_starts(browser: Any, live_server
         corner.wait_for()
         assert page.inner_text("[data-testid=join-corner-code]") == table.join_code
         page.wait_for_function("() => document.querySelector('.d-join-qr') && document.querySelector('.d-join-qr').naturalWidth > 0")
-        box = page.locator(".d-join-qr").bounding_box()
+        box = box_of(page.locator(".d-join-qr"))
         assert box and box["width"] >= 160, "the QR code is too small to scan from the sofa"
         m = measure(page)
         assert_fits(m, "join corner")
@@ -522,10 +522,10 @@ def test_a_duels_spectator_on_a_phone_sees_both_duellists_whole(browser: Any, li
         page.goto(f"{live_server.url}/t/{slug}/watch")
         page.wait_for_selector("[data-testid=board] [data-testid=reveal-c2]")
         page.wait_for_timeout(900)
-        board = page.locator("[data-testid=board]").bounding_box()
+        board = box_of(page.locator("[data-testid=board]"))
         assert board
         for cid in ("c1", "c2"):
-            card = page.locator(f"[data-testid=board] [data-testid=combatant-{cid}]").bounding_box()
+            card = box_of(page.locator(f"[data-testid=board] [data-testid=combatant-{cid}]"))
             assert card and card["y"] + card["height"] <= board["y"] + board["height"] + 1, f"{cid}'s card falls under the board's edge: {card} {board}"
             assert card["x"] >= board["x"] - 1 and card["x"] + card["width"] <= board["x"] + board["width"] + 1, (cid, card, board)
         assert page.evaluate("document.documentElement.scrollWidth") <= 375

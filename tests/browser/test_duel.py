@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import LiveServer, SocketSpy, create_table
+from tests.browser.conftest import LiveServer, SocketSpy, box_of, create_table
 from tests.flaky_line import FlakyLine
 
 pytestmark = pytest.mark.browser
@@ -63,7 +63,7 @@ def test_a_duel_from_gm_screen_to_phone_to_spectator(browser: Any, live_server: 
         phone.wait_for_selector("[data-testid=choose-attack][data-combatant=c1]")
         # The phone shows only Jharek's buttons, big enough for a thumb.
         assert phone.locator("[data-testid^=choose-][data-combatant=c2]").count() == 0
-        box = phone.locator("[data-testid=choose-press]").bounding_box()
+        box = box_of(phone.locator("[data-testid=choose-press]"))
         assert box and box["height"] >= 44 and box["width"] >= 44
         assert phone.evaluate("document.documentElement.scrollWidth") <= 375, "the phone page scrolls sideways"
 
@@ -79,8 +79,8 @@ def test_a_duel_from_gm_screen_to_phone_to_spectator(browser: Any, live_server: 
         assert watch.locator("[data-testid=dice-tray] .kit-die").count() >= 4
         watch.wait_for_timeout(900)  # let the dice finish rolling before the screenshots
         # on the spectator's laptop the two duellists stand face to face, both whole on the board
-        board = watch.locator("[data-testid=board]").bounding_box()
-        cards = [watch.locator(f"[data-testid=board] [data-testid=combatant-{cid}]").bounding_box() for cid in ("c1", "c2")]
+        board = box_of(watch.locator("[data-testid=board]"))
+        cards = [box_of(watch.locator(f"[data-testid=board] [data-testid=combatant-{cid}]")) for cid in ("c1", "c2")]
         assert board and all(cards)
         for card in cards:
             assert card["y"] >= board["y"] - 1 and card["y"] + card["height"] <= board["y"] + board["height"] + 1, (card, board)

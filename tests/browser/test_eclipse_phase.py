@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import LiveServer, SocketSpy, create_table
+from tests.browser.conftest import LiveServer, SocketSpy, box_of, create_table
 from tests.browser.test_duel import PHONE, give_to_player, join_as
 
 pytestmark = pytest.mark.browser
@@ -50,7 +50,7 @@ def test_one_exchange_between_two_phones(browser: Any, live_server: LiveServer, 
             bob.click("[data-testid=ep-end-turn]")
         alice.wait_for_selector("[data-testid=ep-declare-attack]")
         assert alice.evaluate("document.documentElement.scrollWidth") <= 375, "the phone page scrolls sideways"
-        box = alice.locator("[data-testid=ep-declare-attack]").bounding_box()
+        box = box_of(alice.locator("[data-testid=ep-declare-attack]"))
         assert box and box["height"] >= 44
         # the attacker sees the target number before anything is rolled
         assert alice.inner_text("[data-testid=ep-preview]").count("70") >= 1  # Guns 70, close range +0

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import LiveServer, create_table
+from tests.browser.conftest import LiveServer, box_of, create_table
 
 pytestmark = pytest.mark.browser
 
@@ -40,7 +40,7 @@ def test_gm_tools(browser: Any, live_server: LiveServer, shots: Path) -> None:
     tok = gm.locator("[data-testid=battle] [data-testid=token-c2]")  # not the Map panel's preview
     tok.scroll_into_view_if_needed()
     before = watch.get_attribute("[data-testid=token-c2]", "transform")
-    b = tok.bounding_box()
+    b = box_of(tok)
     gm.mouse.move(b["x"] + b["width"] / 2, b["y"] + b["height"] / 2)
     gm.mouse.down()
     gm.mouse.move(b["x"] - 60, b["y"] + 60, steps=5)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import NAMES, WORDS_BROKEN, LiveServer, SocketSpy, create_table
+from tests.browser.conftest import NAMES, WORDS_BROKEN, LiveServer, SocketSpy, box_of, create_table
 
 pytestmark = pytest.mark.browser
 
@@ -38,10 +38,10 @@ def assert_panel_reachable(gm: Any, name: str, width: int, height: int) -> None:
     assert gm.locator("[role=tabpanel]:visible").count() == 1, "more than one panel open"
     last = panel.locator(":scope > *:visible").last
     last.scroll_into_view_if_needed()
-    box = last.bounding_box()
+    box = box_of(last)
     assert box, f"the {name} panel is empty"
     assert box["y"] < height and box["y"] + min(box["height"], height) > 0, f"the end of the {name} panel cannot be reached"
-    outer = panel.bounding_box()
+    outer = box_of(panel)
     assert outer["x"] >= -1 and outer["x"] + outer["width"] <= width + 1, f"the {name} panel is wider than the screen"
     assert gm.evaluate("document.documentElement.scrollWidth") <= width, f"the page scrolls sideways with the {name} panel open"
 
@@ -66,15 +66,15 @@ def test_every_panel_can_be_reached(browser: Any, live_server: LiveServer, shots
         # the actions due now sit at the top of the Battle panel
         due = gm.locator("[data-testid=panel-battle] [data-testid=due-now]")
         expect(due).not_to_be_empty()
-        controls = gm.locator("[data-testid=battle-controls]").bounding_box()
-        assert due.bounding_box()["y"] < controls["y"]
+        controls = box_of(gm.locator("[data-testid=battle-controls]"))
+        assert box_of(due)["y"] < controls["y"]
         gm.screenshot(path=str(shots / f"gm-{system}-tablet.png"))
         # on the tablet the board beside the console is about 640 px wide: a grid with cards beside it
         # takes its whole width (the cards go below) instead of sharing it
         grid_box = {"eclipse-phase": "ep-grid", "battles-and-balances": "bb-grid", "adnd": "ad-grid"}.get(system)
         if grid_box:
-            board_width = gm.locator("[data-testid=battle]").bounding_box()["width"]
-            assert gm.locator(f"[data-testid={grid_box}]").bounding_box()["width"] >= 0.9 * board_width
+            board_width = box_of(gm.locator("[data-testid=battle]"))["width"]
+            assert box_of(gm.locator(f"[data-testid={grid_box}]"))["width"] >= 0.9 * board_width
 
         for size, (width, height) in SIZES.items():
             gm.set_viewport_size({"width": width, "height": height})
@@ -86,7 +86,7 @@ def test_every_panel_can_be_reached(browser: Any, live_server: LiveServer, shots
             broken = gm.evaluate(WORDS_BROKEN, NAMES)
             assert not broken, f"{system}: names broken inside a word on the GM's {size}: {broken}"
             # the board is on the page at every size
-            assert gm.locator("[data-testid=battle]").bounding_box()["width"] >= min(width - 40, 560)
+            assert box_of(gm.locator("[data-testid=battle]"))["width"] >= min(width - 40, 560)
             if system in GRID_SYSTEMS:
                 # on a phone the GM's grid zooms and opens on the fight, as a player's does; in a
                 # 1024 px window with a mouse (a small laptop) the GM sees the whole board
@@ -95,7 +95,7 @@ def test_every_panel_can_be_reached(browser: Any, live_server: LiveServer, shots
                 gm.click("[data-testid=tab-battle]")
                 token = gm.locator("[data-testid=battle] [data-testid=token-c1]")
                 token.scroll_into_view_if_needed()
-                assert token.bounding_box()["width"] >= 24, token.bounding_box()
+                assert box_of(token)["width"] >= 24, box_of(token)
                 expect(gm.locator("[data-testid=battle] [data-testid=grid-frame]")).to_have_text("Whole board")
                 gm.screenshot(path=str(shots / f"gm-{system}-phone-grid.png"))
 
@@ -269,7 +269,7 @@ def test_a_gm_on_a_touch_tablet_gets_a_grid_a_finger_can_use(browser: Any, live_
         expect(gm.locator("[data-testid=battle] svg.grid.zoomable")).to_have_count(1)
         token = gm.locator("[data-testid=battle] [data-testid=token]").first
         token.scroll_into_view_if_needed()
-        width = token.bounding_box()["width"]
+        width = box_of(token)["width"]
         frame = gm.locator("[data-testid=battle] [data-testid=grid-frame]")
         if frame.is_visible():  # (a board that reads well whole is shown whole, with no button)
             assert width >= 36, f"{system}: the GM's tokens are {width:.0f} px on a tablet"

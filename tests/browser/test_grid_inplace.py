@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import LiveServer, create_table
+from tests.browser.conftest import LiveServer, box_of, create_table
 
 pytestmark = pytest.mark.browser
 
@@ -50,7 +50,7 @@ CHECK_DISPLAY = """() => {
 def drag_token(page: Any, selector: str, dx: float, dy: float) -> None:
     tok = page.locator(selector)
     tok.scroll_into_view_if_needed()
-    b = tok.bounding_box()
+    b = box_of(tok)
     assert b, selector
     page.mouse.move(b["x"] + b["width"] / 2, b["y"] + b["height"] / 2)
     page.mouse.down()

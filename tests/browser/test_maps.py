@@ -13,7 +13,7 @@ import pytest
 from PIL import Image, ImageDraw
 from playwright.sync_api import expect
 
-from tests.browser.conftest import LiveServer, SocketSpy, create_table
+from tests.browser.conftest import LiveServer, SocketSpy, box_of, create_table
 
 pytestmark = pytest.mark.browser
 
@@ -41,7 +41,7 @@ def drawn_map(path: Path, squares: int = 14, side: int = 60, offset: tuple[int, 
 
 def click_square(page: Any, selector: str, x: int, y: int, width: int, height: int) -> None:
     page.locator(selector).scroll_into_view_if_needed()
-    box = page.locator(selector).bounding_box()
+    box = box_of(page.locator(selector))
     page.mouse.click(box["x"] + (x + 0.5) * box["width"] / width, box["y"] + (y + 0.5) * box["height"] / height)
 
 

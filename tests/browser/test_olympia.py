@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import LiveServer, create_table
+from tests.browser.conftest import LiveServer, box_of, create_table
 
 pytestmark = pytest.mark.browser
 
@@ -74,7 +74,7 @@ def test_olympia_battle_round_by_round(browser: Any, live_server: LiveServer, sh
         phone.click("[data-testid=set-break-point-A]")
         watch.wait_for_selector("[data-testid=strength-A][data-threshold='1272']")
         assert phone.evaluate("document.documentElement.scrollWidth") <= 375
-        box = phone.locator("[data-testid=set-break-point-A]").bounding_box()
+        box = box_of(phone.locator("[data-testid=set-break-point-A]"))
         assert box and box["height"] >= 44
         assert phone.locator("[data-testid=step-phase]").count() == 0
         assert watch.locator("[data-testid=begin-battle]").count() == 0

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import LiveServer, create_table
+from tests.browser.conftest import LiveServer, box_of, create_table
 
 pytestmark = pytest.mark.browser
 
@@ -27,7 +27,7 @@ def tv_pairing_code(tv: Any, server: LiveServer) -> str:
     assert code and len(code) == 6
     # the code reads from across the room, and the QR code is there for the GM's phone
     assert float(tv.evaluate("getComputedStyle(document.querySelector('[data-testid=pairing-code]')).fontSize").removesuffix("px")) >= 96
-    assert tv.locator("[data-testid=pairing-qr]").bounding_box()["width"] >= 250
+    assert box_of(tv.locator("[data-testid=pairing-qr]"))["width"] >= 250
     assert tv.evaluate("document.documentElement.scrollHeight <= innerHeight && document.documentElement.scrollWidth <= innerWidth")
     return code
 

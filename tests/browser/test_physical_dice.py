@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import LiveServer, create_table
+from tests.browser.conftest import LiveServer, box_of, create_table
 from tests.browser.test_duel import PHONE, give_to_player, join_as
 
 pytestmark = pytest.mark.browser
@@ -107,7 +107,7 @@ def test_a_phantoms_bane_duel_with_dice_typed_on_two_phones(browser: Any, live_s
                     phone.screenshot(path=str(shots / "pb-phone-roll-due.png"))
                     other.screenshot(path=str(shots / "pb-other-phone-waiting.png"))
                     gm.screenshot(path=str(shots / "pb-gm-waiting.png"))
-                    box = phone.locator("[data-testid=dice-face]").first.bounding_box()
+                    box = box_of(phone.locator("[data-testid=dice-face]").first)
                     assert box and box["height"] >= 60 and box["width"] >= 60, "face buttons are big enough for a thumb"
                     assert phone.evaluate("document.documentElement.scrollWidth") <= 375
                     shot_taken = True
@@ -149,7 +149,7 @@ def roll_due(phones: dict[str, Any], faces: dict[str, list[int]], shots: Path, s
                 assert "tens: " in phone.inner_text("[data-testid=dice-due]")
                 phone.screenshot(path=str(shots / f"ep-{name}-d100-units.png"))
                 assert phone.evaluate("document.documentElement.scrollWidth") <= 375, "the units step is wider than the phone"
-                last = phone.locator("[data-testid=dice-units][data-face='9']").bounding_box()
+                last = box_of(phone.locator("[data-testid=dice-units][data-face='9']"))
                 assert last and last["x"] + last["width"] <= 375 and last["height"] >= 60
                 seen.add("d100")
             type_face(phone, face % 10, "dice-units")

@@ -16,7 +16,7 @@ import pytest
 
 from rules import Viewer
 from rules.registry import get_system
-from tests.browser.conftest import BARS_CUT, LiveServer
+from tests.browser.conftest import BARS_CUT, LiveServer, box_of
 from webapp.db import make_engine
 from webapp.models import Battle
 from webapp.service import BattleService
@@ -281,17 +281,17 @@ def test_the_replay_works_on_a_phone(browser: Any, live_server: LiveServer, shot
             assert page.locator("[data-testid=secret-tag]").count() == 0
         # the controls are thumb-sized and on the screen
         for control in ("first", "prev", "play", "next", "last"):
-            box = page.locator(f"[data-testid=replay-{control}]").bounding_box()
+            box = box_of(page.locator(f"[data-testid=replay-{control}]"))
             assert box and box["height"] >= 44 and box["width"] >= 44, (control, box)
             assert 0 <= box["y"] and box["y"] + box["height"] <= PHONE["height"] + 1, f"{control} is off the screen: {box}"
         page.screenshot(path=str(shots / f"replay-{system}-phone-first.png"))
         # the board is drawn: each side's army (or each duellist) is on the page at a size to read
-        board = page.locator("[data-testid=board]").bounding_box()
+        board = box_of(page.locator("[data-testid=board]"))
         assert board and board["height"] >= 150, f"the board has no room on the phone: {board}"
         parts = page.locator("[data-testid=board] [data-testid^=side-], [data-testid=board] [data-testid^=combatant-]")
         assert parts.count() == 2
         for i in range(2):
-            part = parts.nth(i).bounding_box()
+            part = box_of(parts.nth(i))
             assert part and part["height"] >= 80 and part["x"] >= 0 and part["x"] + part["width"] <= PHONE["width"] + 1, part
             assert part["y"] >= board["y"] - 1 and part["y"] + part["height"] <= board["y"] + board["height"] + 1, (part, board)
         # and a side's strength says all of its words, the break point too
