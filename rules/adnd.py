@@ -92,6 +92,8 @@ REACTION_BANDS: tuple[tuple[int, str, str], ...] = (
 #: action letters in resolution order
 LETTERS = ("P", "A", "B", "C", "D", "E", "F", "G")
 LETTER_RANK = {letter: i for i, letter in enumerate(LETTERS)}
+#: the order value of what comes after both sides' turns (a winner's shooter placed last, ruling AD&D-9)
+AFTER_BOTH_SIDES = 10 + len(LETTERS)
 
 #: (letter, kind) -> what it means, in the words the forms show
 ACTION_KINDS: dict[str, tuple[str, str]] = {
@@ -242,6 +244,11 @@ def chebyshev(a: Mapping[str, Any], b: Mapping[str, Any]) -> int:
     return max(abs(a["x"] - b["x"]), abs(a["y"] - b["y"]))
 
 
+def _minus(n: int) -> str:
+    """A signed adjustment as the queue writes it: −2, +1."""
+    return f"−{-n}" if n < 0 else f"+{n}"
+
+
 def _label(cid: str, state: Mapping[str, Any]) -> str:
     return state["combatants"].get(cid, {}).get("name", cid)
 
@@ -360,8 +367,10 @@ HELP = [
     {"title": "Out of turn",
      "text": "Several cases jump the queue. A combatant with two or more attack routines slips one attack in "
              "just before the enemy's first. A missile shooter's reaction adjustment added to their side's "
-             "die is compared with the enemy's die: higher shoots first, equal shoots together, lower shoots "
-             "last. Spells aimed at each other go by casting time, then by initiative. Missiles and turning "
+             "die is compared with the enemy's die: higher shoots first, equal shoots together with the "
+             "enemy's missiles, lower shoots last. Last means last: an archer whose side won the die but "
+             "whose sum falls short waits until the losing side has done everything it declared, its melee "
+             "blows too, and the queue says why (\"shoots last: reaction −2 + 3 < 4\"). Spells aimed at each other go by casting time, then by initiative. Missiles and turning "
              "aimed at a charger always come before the charge. Melee against a caster compares the casting "
              "time with the weapon's speed factor, or with the caster's initiative die for weapons without "
              "one: a shorter casting time goes first, equal happens together. A caster who takes any damage "
@@ -1206,10 +1215,15 @@ class AdndDemonIdol(RuleSystem):
                 a["key"] = [LETTER_RANK["D"], a["key"][1], -1 if own > enemy else 0]
                 a["why"].append(f"die {faces[a['side']]}{mod:+d} = {own} against {enemy}: shoots "
                                 f"{'before' if own > enemy else 'together with'} the winning side's missiles")
-            elif a["side"] == winner and own <= enemy:
-                a["key"] = [10 + LETTER_RANK["D"], a["key"][1], 1 if own < enemy else 0]
+            elif a["side"] == winner and own < enemy:
+                # ruling AD&D-9: after the losing side's whole turn, its melee blows included
+                a["key"] = [AFTER_BOTH_SIDES, a["key"][1], 0]
+                a["why"].append(f"shoots last: reaction {_minus(mod)} + {faces[a['side']]} < {enemy}, after "
+                                f"everything side {other(a['side'])} does this round")
+            elif a["side"] == winner and own == enemy:
+                a["key"] = [10 + LETTER_RANK["D"], a["key"][1], 0]
                 a["why"].append(f"die {faces[a['side']]}{mod:+d} = {own} against {enemy}: shoots "
-                                f"{'after' if own < enemy else 'together with'} the losing side's missiles")
+                                "together with the losing side's missiles")
         # spell against spell, casters targeting each other
         for a in live:
             b = caster_act.get(a.get("target") or "")

@@ -444,7 +444,7 @@ def test_negative_reaction_adjustment_makes_a_winner_shoot_last() -> None:
     state, _ = declare(state, "arch", "missile", "bow")
     state, _ = run(state, "roll_initiative", [4, 3])  # 4 - 2 = 2 < 3
     assert groups(state) == [["arch"], ["bow"]]
-    assert "shoots after the losing side's missiles" in state["queue"][1]["why"][-1]
+    assert state["queue"][1]["why"][-1].startswith("shoots last: reaction −2 + 4 < 3")
 
 
 def _casters(ct_a: int, ct_b: int, faces: list[int]) -> dict[str, Any]:

@@ -453,3 +453,42 @@ def test_property_the_morale_score_never_depends_on_current_hit_points(
     assert f"({score}%)" in fresh[0]["text"]
     margin = roll + modifier - score
     assert fresh[0]["data"]["results"] == ({} if margin <= 0 else {"mon": morale_failure(margin)[0]})
+
+
+# --- AD&D-9: a winner's shooter who falls short of the enemy's die shoots after the enemy's whole turn -----
+
+def test_a_winning_archer_who_falls_short_shoots_after_the_losing_sides_blows() -> None:
+    state = new_battle([fighter("bow", missile="long_bow", reaction_mod=-2, hp=3, dies_at_zero=True,
+                                controller="seat", seat="s1"), fighter("orc", "B", hp=20)])
+    state, _ = declare(state, "orc", "melee", "bow")
+    state, _ = run(state, "roll_order", [1], at=0.0)
+    state, _ = declare(state, "bow", "missile", "orc", at=1.0)
+    state, _ = run(state, "roll_initiative", [5, 4])  # side A wins, but 5 − 2 = 3 < 4
+    assert groups(state) == [["orc"], ["bow"]]
+    (arrow,) = acts(state, "bow")
+    assert arrow["why"][-1] == "shoots last: reaction −2 + 5 < 4, after everything side B does this round"
+    # the resolution queue on the DM's console (and on the archer's phone, which sees no hidden orc) says why
+    assert [t["combatant"] for t in S.view_for(state, GM)["track"]] == ["orc", "bow"]
+    for viewer in (GM, Viewer.player("s1")):
+        last = S.view_for(state, viewer)["track"][-1]
+        assert last["combatant"] == "bow" and last["why"][-1].startswith("shoots last: reaction −2 + 5 < 4")
+    # the orc's blow comes first and fells the archer, whose arrow is never loosed
+    state, events = run(state, "resolve_all", [20, 8])
+    assert "Orc hits Bow with the long sword: 20 against 15 needed, 8 damage." in texts(events)
+    assert "Bow is dead: the action is lost." in texts(events)
+    assert arrow["id"] in {a["id"] for a in state["queue"] if a["status"] == "lost"}
+
+
+def test_a_winning_archer_whose_sum_equals_the_enemy_die_shoots_with_the_enemy_missiles() -> None:
+    state = new_battle([fighter("bow", missile="long_bow", reaction_mod=-1), fighter("orc", "B"),
+                        fighter("sling", "B", missile="sling")])
+    state, _ = declare(state, "bow", "missile", "sling")
+    state, _ = declare(state, "orc", "melee", "bow")
+    state, _ = declare(state, "sling", "missile", "bow")
+    state, _ = run(state, "roll_initiative", [5, 4])  # 5 − 1 = 4: equal
+    assert groups(state) == [["bow", "sling"], ["orc"]]
+
+
+def test_the_help_says_a_late_archer_waits_for_the_whole_enemy_turn() -> None:
+    help_text = " ".join(section["text"] for section in S.help())
+    assert "shoots last" in help_text and "melee blows too" in help_text
