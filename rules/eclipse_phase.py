@@ -76,6 +76,12 @@ CHARGE_DICE = (1, 6)
 FULL_MOVE_MODIFIER = -20
 SUPERIOR_POSITION = 20
 CALLED_SHOT = -10
+#: what a called shot aims at (ruling 11), as the forms and the log name it
+CALLED_AIMS = {"armour": "bypass armour", "disarm": "disarm", "spot": "a named spot"}
+#: the longest name of a spot a called shot aims at
+SPOT_LENGTH = 30
+#: weapons that are part of the body: no disarming shot knocks them away
+BODY_WEAPONS = ("unarmed", "claws")
 ONE_HANDED = -20
 AIM_QUICK = 10
 AIM_COMPLEX = 30
@@ -126,6 +132,20 @@ ARMOUR: dict[str, tuple[str, int, int]] = {
 }
 
 DV_PATTERN = re.compile(r"^\s*(\d{1,2})\s*d\s*(\d{1,3})\s*(?:([+-])\s*(\d{1,3}))?\s*$", re.IGNORECASE)
+
+
+def _called_aim_of(choices: Mapping[str, Any]) -> str | None:
+    """The aim of an attack's called shot, or None (true, in a battle begun before there were aims: bypass armour)."""
+    aim = choices.get("called_shot")
+    return "armour" if aim is True else aim or None
+
+
+def _called_words(choices: Mapping[str, Any]) -> str:
+    """A called shot's aim in the log's words: "to disarm", "at “the eyes”"."""
+    aim = _called_aim_of(choices)
+    if aim == "spot":
+        return f"at “{choices.get('called_spot', '')}”"
+    return "to bypass the armour" if aim == "armour" else "to disarm"
 
 
 def parse_dv(text: str) -> tuple[int, int, int]:
@@ -457,6 +477,18 @@ class EclipsePhase(RuleSystem):
                 "or under is a superior failure, on 33 or under two. They are recorded with every test and "
                 "named in the text of tests outside an attack (the SOM check); in an attack they change "
                 "nothing.")},
+            {"title": "Called shots", "text": (
+                "Among the attack builder's folded options, a called shot takes −10 and names what it is after: "
+                "getting past the armour, knocking the weapon from the target's hand, or a spot you pick or "
+                "type (an eye, a sensor, the gun hand). It only works on a hit that is also a superior success or a critical; "
+                "a hit without one lands as a normal attack, and the exchange, the log and the TV say "
+                "whether the shot came off. Past the armour: the hit's damage is not reduced by armour at all. "
+                "Disarm: no damage, and the weapon the target last attacked with (or, before its first attack, "
+                "the first it carries) falls at its feet; fists and grafted claws cannot be knocked away. It "
+                "fights on with whatever else it carries, its fists at least, or spends its complex action to "
+                "pick the weapon up again while standing on or next to the square where it fell. A named spot: "
+                "the hit deals its damage as usual, and the log names the spot so the GM can decide any "
+                "further effect. The attack builder shows the chance that the shot comes off.")},
             {"title": "Pools", "text": (
                 "One pool point per test. Flex works on any test, Vigor on these physical ones. Before the "
                 "roll a point gives +20 (outside the ±60 cap). After the roll it can swap the two digits, "
@@ -475,8 +507,7 @@ class EclipsePhase(RuleSystem):
                 "labelled modifier. All modifiers together are capped at ±60.")},
             {"title": "Damage and wounds", "text": (
                 "A hit rolls the weapon's damage, +1d6 per superior success, or double damage on a critical. "
-                "Energy or kinetic armour is subtracted (halved, rounded up, against armour-piercing). A called "
-                "shot that scores at least one superior success or a critical ignores armour. Each full "
+                "Energy or kinetic armour is subtracted (halved, rounded up, against armour-piercing). Each full "
                 "multiple of the Wound Threshold is a wound (−10 to tests, −1 initiative). On a wound the "
                 "target rolls a SOM check: three times SOM, −10 for every wound it now has (the new ones "
                 "too) and every trauma. After one wound, failing knocks it down. Two or more wounds from one "
@@ -977,7 +1008,38 @@ class EclipsePhase(RuleSystem):
         index = self._int(d, "weapon")
         if not 0 <= index < len(c["weapons"]):
             raise InvalidDeclaration(f"weapon must be 0 to {len(c['weapons']) - 1} for {c['name']}")
+        if c["weapons"][index].get("dropped_at"):
+            raise IllegalDeclaration(f"{c['name']}'s {c['weapons'][index]['name']} lies on the ground: pick it up "
+                                     "first, or fight with something else")
         return index, c["weapons"][index]
+
+    @staticmethod
+    def _called_aim(d: Mapping[str, Any]) -> str | None:
+        """A called shot's aim (ruling 11), or None; true stands for bypassing armour, the one aim there once was."""
+        value = d.get("called_shot")
+        if value is None or value is False or value == "none":
+            return None
+        if value is True:
+            return "armour"
+        if not isinstance(value, str) or value not in CALLED_AIMS:
+            raise InvalidDeclaration(f"called_shot must be one of none, {', '.join(CALLED_AIMS)} (got {value!r})")
+        return value
+
+    @staticmethod
+    def _called_spot(d: Mapping[str, Any]) -> str:
+        spot = d.get("called_spot")
+        words = " ".join(spot.split()) if isinstance(spot, str) else ""
+        if not words or len(words) > SPOT_LENGTH or not words.isprintable():
+            raise InvalidDeclaration(f"called_spot must name the spot in 1 to {SPOT_LENGTH} characters "
+                                     "(the head, the gun hand, a sensor)")
+        return words
+
+    @staticmethod
+    def held_weapon(c: Mapping[str, Any]) -> int | None:
+        """The weapon in the combatant's hand, which a disarming called shot knocks away: the one it last attacked
+        with, else the first it carries; never a part of its body (fists, grafted claws), never one on the ground."""
+        loose = [i for i, w in enumerate(c["weapons"]) if w["id"] not in BODY_WEAPONS and not w.get("dropped_at")]
+        return c.get("held") if c.get("held") in loose else (loose[0] if loose else None)
 
     def _pool_choice(self, c: Mapping[str, Any], d: Mapping[str, Any]) -> str | None:
         pool = self._choice(d, "pool", ("none",) + POOLS, "none")
@@ -1011,7 +1073,7 @@ class EclipsePhase(RuleSystem):
             "charge": self._flag(d, "charge"),
             "aggressive": self._flag(d, "aggressive"),
             "superior_position": self._flag(d, "superior_position"),
-            "called_shot": self._flag(d, "called_shot"),
+            "called_shot": self._called_aim(d),
             "one_handed": self._flag(d, "one_handed"),
             "visibility": self._choice(d, "visibility", VISIBILITY, "clear"),
         }
@@ -1029,6 +1091,10 @@ class EclipsePhase(RuleSystem):
                 f"shots at {t['name']}, or fire {MODES[mode]} at someone else")
         if choices["one_handed"] and not weapon["two_handed"]:
             raise IllegalDeclaration(f"the {weapon['name']} is already a one-handed weapon")
+        if choices["called_shot"] == "spot":
+            choices["called_spot"] = self._called_spot(d)
+        if choices["called_shot"] == "disarm" and self.held_weapon(t) is None:
+            raise IllegalDeclaration(f"{t['name']} holds no weapon that a called shot could knock away")
         pool = self._pool_choice(a, d)
         mods, extra = self.attack_modifiers(state, a["id"], t["id"], weapon, choices)
         skill = a[weapon["skill"]]
@@ -1036,6 +1102,8 @@ class EclipsePhase(RuleSystem):
         target = target_number(skill, mods, pool_bonus)
         state["turn"]["complex_used"] = True
         state["turn"]["acted"] = True
+        if weapon["id"] not in BODY_WEAPONS:
+            a["held"] = index
         pending = {
             "attacker": a["id"], "defender": t["id"], "weapon_index": index, "weapon": copy.deepcopy(weapon),
             "skill": weapon["skill"], "skill_value": skill, "choices": choices, "mods": mods, "extra": extra,
@@ -1046,7 +1114,8 @@ class EclipsePhase(RuleSystem):
         if choices["aggressive"]:
             a["aggressive"] = True
         text = (f"{a['name']} attacks {t['name']} with the {weapon['name']}"
-                f"{'' if mode == 'single' else ' (' + MODES[mode] + ')'}: target number {target} "
+                f"{'' if mode == 'single' else ' (' + MODES[mode] + ')'}"
+                f"{', a called shot ' + _called_words(choices) if choices['called_shot'] else ''}: target number {target} "
                 f"({_breakdown(SKILLS[weapon['skill']], skill, mods, pool_bonus)}).")
         events.append(event("attack.declared", text, attacker=a["id"], defender=t["id"], target=target))
         if not self._can_defend(t):
@@ -1058,7 +1127,8 @@ class EclipsePhase(RuleSystem):
     @staticmethod
     def _can_aim(c: Mapping[str, Any]) -> bool:
         """Aiming needs a ranged weapon able to fire single shots (ruling 10)."""
-        return any(w["skill"] != "melee" and any(m in AIM_MODES for m in w["modes"]) for w in c["weapons"])
+        return any(w["skill"] != "melee" and any(m in AIM_MODES for m in w["modes"]) and not w.get("dropped_at")
+                   for w in c["weapons"])
 
     @staticmethod
     def _full_move_made(state: State, c: Mapping[str, Any]) -> bool:
@@ -1238,19 +1308,27 @@ class EclipsePhase(RuleSystem):
         }
         state["pending"] = None
         state["last_exchange"] = exchange
+        aim = _called_aim_of(p["choices"])
+        if aim:
+            exchange["called_shot"] = {"aim": aim, "label": _called_words(p["choices"]), "came_off": False,
+                                       "spot": p["choices"].get("called_spot")}
         if result == "miss":
             why = "the attack fails" if not ar["success"] else f"{t['name']} defends successfully"
-            events.append(event("attack.missed", f"{a['name']} misses {t['name']}: {why}.",
-                                attacker=a["id"], defender=t["id"]))
+            self._called_missed(exchange, a)
+            events.append(event("attack.missed", f"{a['name']} misses {t['name']}: {why}."
+                                f"{' ' + exchange['called_shot']['text'] if aim else ''}",
+                                attacker=a["id"], defender=t["id"], **self._called_data(exchange)))
             return
         if p["choices"]["visibility"] == "blind_chance":
             chance = rolled_by(dice, a["id"]).randint(0, 99, f"{a['name']} blind attack (miss on 00-49)")
             exchange["blind_roll"] = chance.total
             if chance.total < 50:
                 exchange["result"] = "miss"
+                self._called_missed(exchange, a)
                 events.append(event("attack.missed", f"{a['name']} strikes blindly and misses {t['name']} "
-                                    f"(rolled {chance.total:02d}, needed 50 or more).", rolls=[chance],
-                                    attacker=a["id"], defender=t["id"]))
+                                    f"(rolled {chance.total:02d}, needed 50 or more)."
+                                    f"{' ' + exchange['called_shot']['text'] if aim else ''}", rolls=[chance],
+                                    attacker=a["id"], defender=t["id"], **self._called_data(exchange)))
                 return
             events.append(event("chance.passed", f"The blind attack finds its mark (rolled {chance.total:02d}).",
                                 rolls=[chance], attacker=a["id"]))
@@ -1259,6 +1337,12 @@ class EclipsePhase(RuleSystem):
                                             f"hit with {_count(ar['superior'], 'superior success')}")
         events.append(event("attack.hit", f"{a['name']} scores a {what} on {t['name']}.",
                             attacker=a["id"], defender=t["id"], critical=crit, superior=ar["superior"]))
+        came_off = bool(aim) and (crit or ar["superior"] >= 1)
+        if aim:
+            self._called_hit(exchange, a, t, came_off, events)
+        if came_off and aim == "disarm":  # the weapon falls instead of the target taking damage
+            self._check_end(state, events)
+            return
         count, sides, bonus = parse_dv(p["weapon"]["dv"])
         own = rolled_by(dice, a["id"])
         rolls = [own.roll(count, sides, f"{p['weapon']['name']} damage", bonus)]
@@ -1271,7 +1355,7 @@ class EclipsePhase(RuleSystem):
         kind = p["weapon"]["armour"]
         armour_full = t["energy_armour"] if kind == "energy" else t["kinetic_armour"]
         armour = armour_after_piercing(armour_full, p["weapon"]["ap"])
-        bypass = p["choices"]["called_shot"] and (crit or ar["superior"] >= 1)
+        bypass = came_off and aim == "armour"
         if bypass:
             armour = 0
         through = max(0, total - armour)
@@ -1298,6 +1382,67 @@ class EclipsePhase(RuleSystem):
         elif wounds and _able(t):
             self._wound_check(t, wounds, dice, events, exchange)
         self._check_end(state, events)
+
+    # called shots (ruling 11): the words name the aim and whether it came off, never a hidden number
+    @staticmethod
+    def _called_data(exchange: Mapping[str, Any]) -> dict[str, Any]:
+        return {"called_shot": copy.deepcopy(exchange["called_shot"])} if "called_shot" in exchange else {}
+
+    @staticmethod
+    def _called_missed(exchange: dict[str, Any], a: Mapping[str, Any]) -> None:
+        if "called_shot" in exchange:
+            exchange["called_shot"]["text"] = f"{a['name']}'s called shot {exchange['called_shot']['label']} " \
+                                              "does not come off."
+
+    def _called_hit(self, exchange: dict[str, Any], a: Mapping[str, Any], t: dict[str, Any], came_off: bool,
+                    events: list[Event]) -> None:
+        called = exchange["called_shot"]
+        called["came_off"] = came_off
+        head = f"{a['name']}'s called shot {called['label']}"
+        if not came_off:
+            called["text"] = f"{head} does not come off: without a superior success it is an ordinary hit."
+        elif called["aim"] == "armour":
+            called["text"] = f"{head} comes off: the hit slips past {t['name']}'s armour."
+        elif called["aim"] == "spot":
+            called["text"] = (f"{head} comes off: the hit lands on {t['name']} right there, and the GM rules "
+                              "what that does.")
+        else:
+            index = self.held_weapon(t)
+            weapon = t["weapons"][index]
+            weapon["dropped_at"] = [t["x"], t["y"]]
+            if t.get("held") == index:
+                t["held"] = None
+            if not any(w["skill"] == "melee" and not w.get("dropped_at") for w in t["weapons"]):
+                t["weapons"].append({"id": "unarmed", **copy.deepcopy(WEAPONS["unarmed"])})
+            called["weapon"] = weapon["name"]
+            called["text"] = (f"{head} comes off: {t['name']} drops the {weapon['name']}, and the hit deals no "
+                              "damage.")
+        events.append(event("called_shot.came_off" if came_off else "called_shot.failed", called["text"],
+                            attacker=a["id"], defender=t["id"], **self._called_data(exchange)))
+
+    def _do_pick_up(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
+                    events: list[Event]) -> None:
+        """A combatant takes back a weapon a called shot knocked from its hand: its complex action for the turn."""
+        c = self._combatant(state, d)
+        self._require_active(state, c)
+        index = self._int(d, "weapon")
+        if not 0 <= index < len(c["weapons"]) or not c["weapons"][index].get("dropped_at"):
+            raise IllegalDeclaration(f"{c['name']} has no such weapon on the ground")
+        weapon = c["weapons"][index]
+        if state["turn"]["complex_used"]:
+            raise IllegalDeclaration(f"{c['name']} has already used its complex action this turn")
+        if not self._within_reach(c, weapon["dropped_at"]):
+            raise IllegalDeclaration(f"the {weapon['name']} lies out of {c['name']}'s reach: move next to it first")
+        del weapon["dropped_at"]
+        c["held"] = index
+        state["turn"]["complex_used"] = True
+        state["turn"]["acted"] = True
+        events.append(event("weapon.picked_up", f"{c['name']} picks up the {weapon['name']}.", combatant=c["id"],
+                            weapon=index))
+
+    @staticmethod
+    def _within_reach(c: Mapping[str, Any], square: list[int]) -> bool:
+        return max(abs(c["x"] - square[0]), abs(c["y"] - square[1])) <= 1
 
     def _wound_check(self, t: dict[str, Any], wounds: int, dice: DiceSource, events: list[Event],
                      exchange: dict[str, Any]) -> None:
@@ -1506,8 +1651,14 @@ class EclipsePhase(RuleSystem):
             self._end_turn(state, dice, events)
             return
         enemy = min(enemies, key=lambda o: (_distance_squares(c, o), o["id"]))
-        ranged = [(i, w) for i, w in enumerate(c["weapons"]) if w["skill"] != "melee"]
-        melee = [(i, w) for i, w in enumerate(c["weapons"]) if w["skill"] == "melee"]
+        for i, w in enumerate(c["weapons"]):  # a weapon knocked from its hand and still in reach: take it back
+            if w.get("dropped_at") and self._within_reach(c, w["dropped_at"]):
+                self._do_pick_up(state, {"combatant": cid, "weapon": i}, gm, dice, events)
+                self._end_turn(state, dice, events)
+                return
+        carried = [(i, w) for i, w in enumerate(c["weapons"]) if not w.get("dropped_at")]
+        ranged = [(i, w) for i, w in carried if w["skill"] != "melee"]
+        melee = [(i, w) for i, w in carried if w["skill"] == "melee"]
         if ranged:
             index, _weapon = max(ranged, key=lambda iw: c[iw[1]["skill"]])
             self._do_attack(state, {"combatant": cid, "target": enemy["id"], "weapon": index}, gm, dice, events)
@@ -1567,7 +1718,8 @@ class EclipsePhase(RuleSystem):
         public["mine"] = viewer.controls(state, c["id"]) and not viewer.is_gm
         public["initiative_total"] = state["initiative"].get(c["id"], {}).get("total")
         public["markers"] = ([_count(c["wounds"], "wound")] if c["wounds"] else []) + [
-            CONDITIONS[k] for k in c["conditions"]] + (["full defence"] if c["full_defence"] else [])
+            CONDITIONS[k] for k in c["conditions"]] + (["full defence"] if c["full_defence"] else []) + [
+            f"{w['name']} dropped" for w in c["weapons"] if w.get("dropped_at")]
         if self._sees_numbers(state, viewer, c["id"]) or state["reveal_health"]:
             public.update({k: c[k] for k in ("damage", "durability", "wound_threshold", "death_rating")})
         if self._sees_numbers(state, viewer, c["id"]):
@@ -1597,6 +1749,8 @@ class EclipsePhase(RuleSystem):
                                                   "mods", "extra", "pool", "target", "metres", "phase", "defence",
                                                   "rolls")}
         view["attacker_name"], view["defender_name"] = a["name"], t["name"]
+        if _called_aim_of(p["choices"]):
+            view["called_label"] = _called_words(p["choices"])
         view["skill_label"] = SKILLS[p["skill"]]
         view["breakdown"] = _breakdown(SKILLS[p["skill"]], p["skill_value"], p["mods"], POOL_BONUS if p["pool"] else 0)
         if p["rolls"]:
@@ -1702,6 +1856,10 @@ class EclipsePhase(RuleSystem):
                             "max_metres": left, "base_left": round(max(0.0, c["base_move"] - turn["moved"]), 2),
                             "reachable": [list(sq) for sq in reach]})
         if not turn["complex_used"]:
+            for i, w in enumerate(c["weapons"]):
+                if w.get("dropped_at") and self._within_reach(c, w["dropped_at"]):
+                    out.append({"type": "pick_up", "combatant": cid, "weapon": i,
+                                "label": f"Pick up the {w['name']} (uses the action)"})
             attack = self._attack_template(state, c)
             if any(w["preview"] for w in attack["weapons"]):
                 out.append(attack)
@@ -1722,13 +1880,15 @@ class EclipsePhase(RuleSystem):
             if o["id"] == c["id"] or o["state"] == "dead":
                 continue
             metres = _metres(state, c, o)
+            held = self.held_weapon(o)
             targets.append({"id": o["id"], "name": o["name"], "side": o["side"], "metres": metres,
-                            "adjacent": _adjacent(c, o, state), "can_defend": self._can_defend(o)})
+                            "adjacent": _adjacent(c, o, state), "can_defend": self._can_defend(o),
+                            "holds": o["weapons"][held]["name"] if held is not None else None})
         weapons = []
         for i, w in enumerate(c["weapons"]):
             previews = {}
             for t in targets:
-                if w["skill"] == "melee" and not t["adjacent"]:
+                if (w["skill"] == "melee" and not t["adjacent"]) or w.get("dropped_at"):
                     continue
                 mods, extra = self.attack_modifiers(state, c["id"], t["id"], w, {})
                 previews[t["id"]] = {"target": target_number(c[w["skill"]], mods), "mods": mods,
@@ -1737,11 +1897,13 @@ class EclipsePhase(RuleSystem):
             weapons.append({"index": i, "name": w["name"], "skill": w["skill"], "skill_label": SKILLS[w["skill"]],
                             "skill_value": c[w["skill"]], "dv": w["dv"], "armour": w["armour"], "ap": w["ap"],
                             "range": w["range"], "modes": [[m, MODES[m]] for m in w["modes"]],
-                            "two_handed": w["two_handed"], "preview": previews})
+                            "two_handed": w["two_handed"], "preview": previews,
+                            "dropped": bool(w.get("dropped_at"))})
         options = [
             {"name": "superior_position", "label": "Superior position (+20)", "kind": "bool"},
-            {"name": "called_shot", "label": "Called shot (−10; with a superior success it ignores armour)",
-             "kind": "bool"},
+            {"name": "called_shot", "label": "Called shot (−10; comes off only with a superior success)",
+             "kind": "choice", "choices": [["none", "none"]] + [[k, v] for k, v in CALLED_AIMS.items()],
+             "spot_length": SPOT_LENGTH},
             {"name": "one_handed", "label": "Two-handed weapon in one hand (−20)", "kind": "bool",
              "only": "two_handed"},
             {"name": "visibility", "label": "Visibility", "kind": "choice",

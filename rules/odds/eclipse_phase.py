@@ -8,7 +8,9 @@ and ``contest`` (10,000 pairs), grouped by what the damage reads of the attacker
 superior successes); for each group the system's own ``_resolve`` is run once for every possible sum of the
 damage dice (weapon, extra and superior dice: ``_resolve`` reads only their sum), the blind attack's
 d100 by its two halves, and the SOM check's d100 not walked (it decides only knock-down and knock-out,
-which are not among the answers).
+which are not among the answers). A called shot adds the chance that it comes off (``called``), read from
+the exchange the system records; when the defence is hidden, the most it can be (``called_at_most``: the
+attacker's own superior or critical success).
 
 What a viewer may not see never enters: a target whose numbers the viewer may not see (someone
 else's combatant while the GM has not revealed Durability) is replaced by a stand-in with blank
@@ -139,17 +141,17 @@ def hit_classes(attack_target: int, defence_target: int | None) -> dict[tuple[bo
 
 
 def exchange_paths(system: RuleSystem, after: State, pending: Mapping[str, Any], defence: Mapping[str, Any] | None,
-                   defence_target: int | None) -> list[tuple[Fraction, tuple[bool, int, int, str]]]:
-    """(hit, wounds, damage before armour, target's state) for every outcome of the exchange."""
+                   defence_target: int | None) -> list[tuple[Fraction, tuple[bool, int, int, str, bool]]]:
+    """(hit, wounds, damage before armour, target's state, called shot came off) for every outcome of the exchange."""
     tid = pending["defender"]
     before = after["combatants"][tid]
-    paths: list[tuple[Fraction, tuple[bool, int, int, str]]] = []
+    paths: list[tuple[Fraction, tuple[bool, int, int, str, bool]]] = []
     classes = hit_classes(pending["target"], defence_target)
     hit_weight = sum((w for w, _a, _d in classes.values()), Fraction(0))
     if hit_weight < 1:
-        paths.append((1 - hit_weight, (False, 0, 0, before["state"])))
+        paths.append((1 - hit_weight, (False, 0, 0, before["state"], False)))
     for w, a_face, d_face in classes.values():
-        def run(dice: Any, a_face: int = a_face, d_face: int | None = d_face) -> tuple[bool, int, int, str]:
+        def run(dice: Any, a_face: int = a_face, d_face: int | None = d_face) -> tuple[bool, int, int, str, bool]:
             state = dict(after)
             state["combatants"] = dict(after["combatants"])
             t = state["combatants"][tid] = clone(before)
@@ -167,7 +169,9 @@ def exchange_paths(system: RuleSystem, after: State, pending: Mapping[str, Any],
             events: list[dict[str, Any]] = []
             system._resolve(state, dice, events)
             exchange = state["last_exchange"] or {}
-            return (exchange.get("result") == "hit", t["wounds"] - before["wounds"], int(exchange.get("damage", 0)), t["state"])
+            called = exchange.get("called_shot") or {}
+            return (exchange.get("result") == "hit", t["wounds"] - before["wounds"], int(exchange.get("damage", 0)), t["state"],
+                    bool(called.get("came_off")))
 
         blind: list[bool] = []
 
@@ -204,7 +208,12 @@ class _Fixed:
         return self
 
 
-def _full_case(paths: list[tuple[Fraction, tuple[bool, int, int, str]]], name: str) -> dict[str, Any]:
+def _called_outcome(paths: list[tuple[Fraction, tuple[bool, int, int, str, bool]]]) -> dict[str, Any]:
+    """The chance that the declared called shot comes off: a hit with a superior success or a critical (ruling 11)."""
+    return probability("called", "The called shot comes off", total(paths, lambda r: r[4]))
+
+
+def _full_case(paths: list[tuple[Fraction, tuple[bool, int, int, str, bool]]], name: str, called: bool) -> dict[str, Any]:
     wounds = tally(paths, lambda r: r[1])
     return {
         "outcomes": [
@@ -212,7 +221,7 @@ def _full_case(paths: list[tuple[Fraction, tuple[bool, int, int, str]]], name: s
             probability("wound", f"{name} takes at least one wound", total(paths, lambda r: r[1] > 0)),
             probability("incapacitated", f"{name} is incapacitated", total(paths, lambda r: r[3] == "incapacitated")),
             probability("dead", f"{name} is killed", total(paths, lambda r: r[3] == "dead")),
-        ],
+        ] + ([_called_outcome(paths)] if called else []),
         "expected": [
             expectation("wounds", f"Wounds {name} takes (average)", mean(wounds)),
             expectation("damage", "Damage before armour (average)", mean(tally(paths, lambda r: r[2]))),
@@ -234,6 +243,7 @@ def odds(system: RuleSystem, state: State, viewer: Viewer, declaration: Mapping[
     after, pending, defenceless = _pending(system, known, declaration)
     name = known["combatants"][tid]["name"]
     sees_target = tid in sees
+    called = bool(pending["choices"].get("called_shot"))
     attack = [ep.judge(a, pending["target"]) for a in range(100)]
     answer: dict[str, Any] = {
         "system": system.id,
@@ -263,13 +273,13 @@ def odds(system: RuleSystem, state: State, viewer: Viewer, declaration: Mapping[
     for key, label, chosen, target in defences:
         paths = exchange_paths(system, after, pending, chosen, target)
         if sees_target:
-            case = _full_case(paths, name)
+            case = _full_case(paths, name, called)
         else:
             # the target's armour and health are not the viewer's to see: the hit and the damage dice only
             damage = tally([(w, r) for w, r in paths if r[0]], lambda r: r[2])
             hit = sum(damage.values(), Fraction(0))
             case = {
-                "outcomes": [probability("hit", "It hits", hit)],
+                "outcomes": [probability("hit", "It hits", hit)] + ([_called_outcome(paths)] if called else []),
                 "expected": [expectation("damage", "Damage before armour, if it hits (average)", mean(damage) / hit if hit else Fraction(0))],
                 "distributions": [distribution("damage", "Damage before armour, if it hits", {v: w / hit for v, w in damage.items()} if hit else {})],
             }
@@ -282,6 +292,11 @@ def odds(system: RuleSystem, state: State, viewer: Viewer, declaration: Mapping[
         answer["expected"] = likely["expected"]
     else:
         answer["most_likely"] = None
+        if called:  # the defence is unknown: the most the called shot can hope for is the attacker's own test
+            answer["attack"].append(probability(
+                "called_at_most", "The called shot can come off (your test is a superior success or a critical; "
+                "the defence may still stop it)", Fraction(sum(r["success"] and (r["critical"] or r["superior"] >= 1)
+                                                               for r in attack), 100)))
         answer["outcomes"] = answer["attack"]
         answer["expected"] = []
         answer["note"] = (f"{name}'s defence skills are not yours to see: the odds cover your own test, and the "

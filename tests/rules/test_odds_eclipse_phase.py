@@ -57,8 +57,12 @@ def dice_sums(count: int, sides: int) -> dict[int, Fraction]:
 
 def reference(attack: int, defence: int | None, dv: tuple[int, int, int], armour: int, threshold: int,
               durability: int, death: int, damage_before: int = 0, extra_dice: tuple[int, int] = (0, 6),
-              blind: bool = False) -> dict[str, Fraction]:
+              blind: bool = False, called: str | None = None) -> dict[str, Fraction]:
+    """``called``: a called shot's aim; it comes off on a hit with a superior success or a critical (ruling
+    EP-11): bypassing armour then ignores the armour, disarming deals no damage."""
     out = {k: Fraction(0) for k in ("hit", "wound", "incapacitated", "dead", "e_wounds")}
+    if called:
+        out["called"] = Fraction(0)
     defence_rolls = range(100) if defence is not None else [None]
     share = Fraction(1, 100 * len(defence_rolls))
     hits: dict[tuple[bool, int], Fraction] = {}  # P(hit) by what the damage reads of the attack roll
@@ -75,6 +79,11 @@ def reference(attack: int, defence: int | None, dv: tuple[int, int, int], armour
             hits[(a_crit, superior)] = hits.get((a_crit, superior), Fraction(0)) + share_hit
     for (a_crit, superior), share_hit in hits.items():
         out["hit"] += share_hit
+        came_off = bool(called) and (a_crit or superior >= 1)
+        if came_off:
+            out["called"] += share_hit
+            if called == "disarm":
+                continue
         base = dice_sums(dv[0], dv[1])
         if extra_dice[0]:
             base = _add(base, dice_sums(*extra_dice))
@@ -82,7 +91,7 @@ def reference(attack: int, defence: int | None, dv: tuple[int, int, int], armour
         for x, p in base.items():
             for y, q in extra.items():
                 total = (x + dv[2] + y) * (2 if a_crit else 1)
-                through = max(0, total - armour)
+                through = max(0, total - (0 if came_off and called == "armour" else armour))
                 wounds = through // threshold
                 w = share_hit * p * q
                 out["wound"] += w if wounds else 0
@@ -213,3 +222,36 @@ def test_a_spectator_may_not_ask_about_an_attacker_whose_numbers_are_hidden() ->
     state = battle(jinx={"controller": "gm", "seat": None})
     with pytest.raises(NotPermitted):
         EP.odds(state, Viewer.spectator(), {"type": "attack", "combatant": "j", "target": "x", "weapon": 0})
+
+
+@pytest.mark.parametrize("aim", ["armour", "disarm", "spot"])
+def test_a_called_shot_and_its_chance_of_coming_off_against_the_text(aim: str) -> None:
+    state = battle(stalker={"weapon2": "knife"})  # claws cannot be knocked away; the knife can
+    answer = EP.odds(state, GM, {"type": "attack", "combatant": "j", "target": "x", "weapon": 0,
+                                 "called_shot": aim, "called_spot": "eyes"})
+    assert answer["attack_target"] == 60  # Guns 70, −10 for the called shot
+    (case,) = answer["cases"]
+    expected = reference(60, 30, (2, 10, 0), 10, 8, 40, 60, called=aim)
+    assert values(case) == expected
+    assert case["outcomes"][-1]["label"] == "The called shot comes off"
+
+
+def test_a_blind_called_shot_comes_off_only_when_the_blind_roll_finds_the_mark() -> None:
+    state = battle()
+    answer = EP.odds(state, GM, {"type": "attack", "combatant": "j", "target": "x", "weapon": 0,
+                                 "called_shot": "armour", "visibility": "blind_chance"})
+    (case,) = answer["cases"]
+    assert values(case) == reference(60, 30, (2, 10, 0), 10, 8, 40, 60, blind=True, called="armour")
+
+
+def test_a_player_who_may_not_see_the_defence_gets_the_most_a_called_shot_can_come_off() -> None:
+    state = battle()
+    answer = EP.odds(state, Viewer.player("s1"), {"type": "attack", "combatant": "j", "target": "x", "weapon": 0,
+                                                   "called_shot": "armour"})
+    assert answer["cases"] == []
+    at_most = next(o for o in answer["outcomes"] if o["key"] == "called_at_most")
+    good_enough = sum(1 for a in range(100) if judged(a, 60)[0] and (judged(a, 60)[1] or judged(a, 60)[2] >= 1))
+    assert Fraction(at_most["fraction"]) == Fraction(good_enough, 100)
+    # with no called shot, nothing about one
+    plain = EP.odds(state, Viewer.player("s1"), {"type": "attack", "combatant": "j", "target": "x", "weapon": 0})
+    assert "called_at_most" not in {o["key"] for o in plain["outcomes"]}
