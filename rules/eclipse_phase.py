@@ -1901,7 +1901,7 @@ class EclipsePhase(RuleSystem):
                             "dropped": bool(w.get("dropped_at"))})
         options = [
             {"name": "superior_position", "label": "Superior position (+20)", "kind": "bool"},
-            {"name": "called_shot", "label": "Called shot (−10; comes off only with a superior success)",
+            {"name": "called_shot", "label": "Called shot (−10; needs a superior success or a critical)",
              "kind": "choice", "choices": [["none", "none"]] + [[k, v] for k, v in CALLED_AIMS.items()],
              "spot_length": SPOT_LENGTH},
             {"name": "one_handed", "label": "Two-handed weapon in one hand (−20)", "kind": "bool",

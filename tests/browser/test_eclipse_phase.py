@@ -5,10 +5,12 @@ Suggested home: tests/browser/test_eclipse_phase.py (the Eclipse Phase engineer 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.browser.conftest import LiveServer, SocketSpy, box_of, create_table
 from tests.browser.test_duel import PHONE, give_to_player, join_as
@@ -112,4 +114,76 @@ def test_one_exchange_between_two_phones(browser: Any, live_server: LiveServer, 
         assert not errors, errors
     finally:
         for c in (gm_ctx, alice_ctx, bob_ctx, watch_ctx):
+            c.close()
+
+
+def test_a_called_shot_from_the_phone_with_its_odds_and_its_outcome_everywhere(
+        browser: Any, live_server: LiveServer, shots: Path) -> None:
+    gm_ctx, alice_ctx = browser.new_context(viewport={"width": 1400, "height": 900}), browser.new_context(**PHONE)
+    tv_ctx = browser.new_context(viewport={"width": 1920, "height": 1080})
+    errors: list[str] = []
+    try:
+        gm, alice, tv = (c.new_page() for c in (gm_ctx, alice_ctx, tv_ctx))
+        for p in (gm, alice, tv):
+            p.on("pageerror", lambda e: errors.append(str(e)))
+        create_table(gm, live_server, "Called shots", "eclipse-phase")
+        add_preset(gm, "Jinx", 2, 5)
+        add_preset(gm, "Habitat guard", 12, 5)  # the GM's, holding a submachine gun
+        join_as(alice, gm, "Alice")
+        give_to_player(gm, 0, "Alice")
+        tv.goto(gm.get_attribute("[data-testid=display-link]", "href"))
+        gm.click("[data-testid=start-battle]")
+        alice.wait_for_selector("[data-testid=ep-initiative]")
+        if gm.locator("[data-testid=ep-end-turn]").count() and not alice.locator("[data-testid=ep-declare-attack]").count():
+            gm.click("[data-testid=ep-end-turn]")  # the guard won initiative: it waits
+        alice.wait_for_selector("[data-testid=ep-declare-attack]")
+        # the aims sit in the builder's fold, disarm naming what the guard holds, the chance of coming off beside them
+        alice.locator("[data-testid=ep-more] > summary").click()
+        alice.click("[data-testid=ep-called-spot]")
+        alice.wait_for_selector("[data-testid=ep-called-spot-eyes]")
+        alice.click("[data-testid=ep-called-spot-eyes]")
+        alice.wait_for_selector("[data-testid=ep-called-spot-eyes][aria-pressed=true]")
+        assert alice.inner_text("[data-testid=ep-called-disarm]") == "disarm: Compact submachine gun"
+        alice.click("[data-testid=ep-called-disarm]")
+        alice.wait_for_selector("[data-testid=ep-called-disarm][aria-pressed=true]")
+        assert alice.locator("[data-testid=ep-called-spots]").count() == 0
+        # the guard's defence is not Alice's to see: the most the shot can come off, from her own test
+        expect(alice.locator("[data-testid=ep-called-odds]")).to_have_text(re.compile(r"^at most \d+\u00a0% to come off$"))
+        assert alice.evaluate("document.documentElement.scrollWidth") <= 375, "the phone page scrolls sideways"
+        assert "called shot: disarm" in alice.inner_text("[data-testid=ep-preview]")
+        alice.locator("[data-testid=ep-called]").scroll_into_view_if_needed()
+        alice.screenshot(path=str(shots / "called-shot-phone.png"))
+        alice.click("[data-testid=ep-declare-attack]")
+        for p in (gm, alice):
+            expect(p.locator("[data-testid=ep-called-shot]")).to_have_text(
+                "Called shot to disarm: it comes off only with a superior success or a critical.")
+        gm.click("[data-testid=ep-defend-fray]")
+        # the GM accepts the dice for both sides until the exchange is done
+        done = "[data-testid=ep-exchange][data-phase=done]"
+        while True:
+            gm.wait_for_selector(f":is({done}, [data-testid^=ep-accept-])")
+            if gm.locator(done).count():
+                break
+            v = gm.get_attribute("[data-testid=battle]", "data-version")
+            gm.locator("[data-testid^=ep-accept-]").first.click()
+            gm.wait_for_selector(f"[data-testid=battle]:not([data-version='{v}'])", state="attached")
+        outcome = gm.locator(f"{done} [data-testid=ep-called-shot]")
+        came_off = outcome.get_attribute("data-came-off")
+        words = outcome.inner_text()
+        assert re.fullmatch(r"Jinx's called shot to disarm (comes off: Habitat guard drops the Compact submachine gun, "
+                            r"and the hit deals no damage|does not come off(: without a superior success it is an "
+                            r"ordinary hit)?)\.", words), words
+        assert (came_off == "true") == ("comes off" in words)
+        alice.wait_for_selector(done)
+        assert alice.inner_text(f"{done} [data-testid=ep-called-shot]") == words
+        # the TV: the result words and the log say it
+        expect(tv.locator("[data-testid=last-result-words]")).to_have_text(words)
+        expect(tv.locator("#log")).to_contain_text(words)
+        if came_off == "true":
+            expect(gm.locator("[data-testid=ep-combatant-c2]")).to_contain_text("Compact submachine gun dropped")
+        for name, p in (("gm", gm), ("phone", alice), ("tv", tv)):
+            p.screenshot(path=str(shots / f"called-shot-{name}-after.png"), full_page=name != "tv")
+        assert not errors, errors
+    finally:
+        for c in (gm_ctx, alice_ctx, tv_ctx):
             c.close()

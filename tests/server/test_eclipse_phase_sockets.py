@@ -73,3 +73,46 @@ def test_attacker_and_defender_exchange_with_roles(app: Any) -> None:
             assert t.declare(client, {"type": "accept", "combatant": p[side]})["ok"]
     assert t.battle.state["pending"] is None
     assert t.battle.state["last_exchange"]["result"] in ("hit", "miss")
+
+
+def test_a_called_shot_from_the_phone_names_its_aim_and_its_outcome_on_every_page(app: Any) -> None:
+    t = EpTable(app)
+    gm, alice, bob, spectator = (t.client(x) for x in (t.table.gm_token, t.alice_seat.token, t.bob_seat.token, None))
+    if t.battle.state["active"] == "guard":
+        assert t.declare(bob, {"type": "end_turn", "combatant": "guard"})["ok"]
+    shot = {"type": "attack", "combatant": "jinx", "target": "guard", "weapon": 0}
+    # the phone offers the aims, and disarm names what the guard holds
+    legal = alice.emit("sync", {}, callback=True)["battle"]["view"]["legal"]
+    builder = next(x for x in legal if x["type"] == "attack")
+    assert next(o for o in builder["options"] if o["name"] == "called_shot")["choices"] == [
+        ["none", "none"], ["armour", "bypass armour"], ["disarm", "disarm"], ["spot", "a named spot"]]
+    assert next(x for x in builder["targets"] if x["id"] == "guard")["holds"] == "Compact submachine gun"
+    # bad aims get a clear error and change nothing; nobody else declares Jinx's shot
+    v = t.battle.version
+    for bad in ({"called_shot": "kneecaps"}, {"called_shot": ["disarm"]}, {"called_shot": "spot"},
+                {"called_shot": "spot", "called_spot": "x" * 31}, {"called_shot": "spot", "called_spot": 7}):
+        ack = t.declare(alice, {**shot, **bad})
+        assert not ack["ok"] and "called_s" in ack["error"], (bad, ack)
+    for client in (bob, spectator):
+        assert not t.declare(client, {**shot, "called_shot": "disarm"})["ok"]
+    assert t.battle.version == v
+    ack = t.declare(alice, {**shot, "called_shot": "disarm"})
+    assert ack["ok"], ack
+    for client in (gm, alice, bob, spectator):
+        pending = client.emit("sync", {}, callback=True)["battle"]["view"]["pending"]
+        assert pending["choices"]["called_shot"] == "disarm" and pending["called_label"] == "to disarm"
+    assert t.declare(bob, {"type": "defend", "combatant": "guard", "method": "fray"})["ok"]
+    for side, client in (("attacker", alice), ("defender", bob)):
+        p = t.battle.state["pending"]
+        if p is not None and not p["post"].get(side, {"accepted": True})["accepted"]:
+            assert t.declare(client, {"type": "accept", "combatant": p[side]})["ok"]
+    x = t.battle.state["last_exchange"]
+    attack = x["attack"]
+    came_off = x["result"] == "hit" and (attack["critical"] or attack["superior"] >= 1)
+    assert x["called_shot"]["came_off"] is came_off
+    assert bool(t.battle.state["combatants"]["guard"]["weapons"][0].get("dropped_at")) is came_off
+    for client in (gm, alice, bob, spectator):
+        battle = client.emit("sync", {}, callback=True)["battle"]
+        assert battle["view"]["last_exchange"]["called_shot"] == x["called_shot"]
+        said = [e["text"] for e in battle["events"] if x["called_shot"]["text"] in (e.get("text") or "")]
+        assert said, "the log does not say whether the called shot came off"

@@ -40,5 +40,8 @@ export function cue(view) {
 }
 
 export function result(view) {
-  return view.outcome && view.outcome.text ? view.outcome.text : null;
+  if (view.outcome && view.outcome.text) return view.outcome.text;
+  // a called shot just resolved: whether it came off is the result the table waits for
+  const x = view.last_exchange;
+  return !view.pending && x && x.called_shot && x.round === view.round ? x.called_shot.text : null;
 }

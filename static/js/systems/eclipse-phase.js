@@ -21,7 +21,19 @@ function drawBuilderOdds(answer) {
   line.setAttribute("aria-label", `Odds: ${text}. Show the details`);
   line.dataset.state = "ready";
   slot.replaceChildren(h("h3", {}, "Odds in detail, each defence"), odds.details(answer));
+  drawCalledOdds(answer);
 }
+// the called shot's chance of coming off, beside its choice: exact when the defence is known, else the
+// most it can be (the attacker's own test)
+function drawCalledOdds(answer) {
+  const el = oddsEls.called;
+  if (!el || !el.isConnected) return;
+  const exact = odds.pick(answer, "called");
+  const most = exact ? null : odds.pick(answer, "called_at_most");
+  el.textContent = exact ? `${odds.pct(exact.p)} to come off` : most ? `at most ${odds.pct(most.p)} to come off` : "";
+}
+// common spots for a called shot at a named spot (any other can be typed)
+const SPOTS = ["head", "eyes", "weapon arm", "leg", "sensors"];
 let oddsOpen = false; // the builder's odds details, as the player left them
 
 let selected = null; // token tapped to read its distance from the active combatant
@@ -43,7 +55,7 @@ function redraw() {
 }
 
 function freshBuilder() {
-  return { target: null, weapon: null, mode: "single", bonus: "damage", pool: "none", visibility: "clear", flags: {} };
+  return { target: null, weapon: null, mode: "single", bonus: "damage", pool: "none", visibility: "clear", flags: {}, called_shot: "none", called_spot: "" };
 }
 
 function pad(n) {
@@ -224,6 +236,7 @@ export function render(root, view, ctx) {
         h("p", { class: "ep-weapon" }, `${p.weapon.name} (${p.skill_label}, DV ${p.weapon.dv}${p.weapon.ap ? ", armour-piercing" : ""})`,
           p.choices.mode !== "single" ? `, ${p.choices.mode === "burst" ? "burst" : "full automatic"}` : "",
           ` — ${p.metres} m`),
+        p.called_label ? h("p", { class: "ep-called", dataset: { testid: "ep-called-shot", aim: p.choices.called_shot } }, `Called shot ${p.called_label}: it comes off only with a superior success or a critical.`) : null,
         h("div", { class: "ep-targets" },
           h("div", { class: "ep-tn", dataset: { testid: "ep-attack-target" } }, h("span", { class: "ep-tn-label" }, "Attack"), h("span", { class: "ep-tn-value" }, String(p.target))),
           h("div", { class: "ep-tn", dataset: { testid: "ep-defence-target" } }, h("span", { class: "ep-tn-label" }, "Defence"),
@@ -245,7 +258,8 @@ export function render(root, view, ctx) {
       h("h2", {}, `Last attack: ${a.name} → ${d.name}`, h("span", { class: "muted" }, ` (${x.weapon})`)),
       h("div", { class: "ep-rolls" }, d100(x.attack, a.name, "ep-att-roll"), d100(x.defence, d.name, "ep-def-roll")),
       h("p", { class: `ep-standing ep-${x.result}`, dataset: { testid: "ep-result" } },
-        x.result === "hit" ? (x.attack.critical ? "Critical hit: damage doubled" : x.attack.superior ? `Hit with ${x.attack.superior} superior success${x.attack.superior > 1 ? "es" : ""}: +${x.attack.superior}d6` : "Hit") : "Miss"),
+        x.result === "hit" && x.called_shot && x.called_shot.came_off && x.called_shot.aim === "disarm" ? "Hit: the weapon falls, no damage" : x.result === "hit" ? (x.attack.critical ? "Critical hit: damage doubled" : x.attack.superior ? `Hit with ${x.attack.superior} superior success${x.attack.superior > 1 ? "es" : ""}: +${x.attack.superior}d6` : "Hit") : "Miss"),
+      x.called_shot ? h("p", { class: `ep-called ${x.called_shot.came_off ? "ep-called-on" : ""}`, dataset: { testid: "ep-called-shot", aim: x.called_shot.aim, cameOff: String(x.called_shot.came_off) } }, x.called_shot.text) : null,
       x.result === "hit" && x.damage !== undefined ? h(
         "dl",
         { class: "ep-damage", dataset: { testid: "ep-damage" } },
@@ -373,6 +387,9 @@ export function render(root, view, ctx) {
     }
     const stand = find("stand");
     if (stand) turnButtons.push(h("button", { type: "button", class: "big", dataset: { testid: "ep-stand", action: "stand" }, onclick: () => ctx.send({ type: "stand", combatant: stand.combatant }) }, stand.label));
+    for (const pick of legal.filter((t) => t.type === "pick_up")) {
+      turnButtons.push(h("button", { type: "button", class: "big", dataset: { testid: `ep-pick-up-${pick.weapon}`, action: "pick_up" }, onclick: () => ctx.send({ type: "pick_up", combatant: pick.combatant, weapon: pick.weapon }) }, pick.label));
+    }
     const full = find("full_defence");
     if (full) turnButtons.push(h("button", { type: "button", class: "big", dataset: { testid: "ep-full-defence", action: "full_defence" }, title: full.label, onclick: () => ctx.send({ type: "full_defence", combatant: full.combatant }) }, "Full defence"));
     const end = find("end_turn");
@@ -408,6 +425,28 @@ export function render(root, view, ctx) {
     return choices && choices.length >= 2 ? choiceField("Pool before the roll", choices, value, set, testid) : null;
   }
 
+  // the called shot (ruling EP-11): its aim, the spot of a named one, the chance of coming off beside it
+  function calledShotField(opt, target) {
+    const holds = target && target.holds;
+    const aims = opt.choices.map(([id, text]) => {
+      const off = id === "disarm" && !holds;
+      return h("button", {
+        type: "button", class: `ep-toggle ${builder.called_shot === id ? "selected" : ""}`, "aria-pressed": String(builder.called_shot === id),
+        disabled: off, title: off ? `${target ? target.name : "The target"} holds nothing that can be knocked away` : null, dataset: { testid: `ep-called-${id}` },
+        onclick: () => { builder.called_shot = id; if (id === "spot" && !builder.called_spot) builder.called_spot = SPOTS[0]; redraw(); },
+      }, id === "disarm" && holds ? `disarm: ${holds}` : text);
+    });
+    const other = !SPOTS.includes(builder.called_spot);
+    return h("div", { class: "ep-field ep-called-field", dataset: { testid: "ep-called" } },
+      h("span", { class: "ep-field-label" }, opt.label, " ", h("span", { class: "ep-called-odds", "aria-live": "polite", dataset: { testid: "ep-called-odds" } })),
+      h("div", { class: "button-row", role: "group", "aria-label": "Called shot" }, aims),
+      builder.called_shot === "spot" ? h("div", { class: "button-row ep-called-spots", role: "group", "aria-label": "Spot", dataset: { testid: "ep-called-spots" } },
+        SPOTS.map((spot) => toggle(spot, builder.called_spot === spot, () => { builder.called_spot = spot; redraw(); }, `ep-called-spot-${spot.replace(/ /g, "-")}`)),
+        // another spot typed in: kept as typed, without a redraw at every key
+        h("input", { type: "text", class: "ep-called-spot-text", maxlength: String(opt.spot_length), placeholder: "another spot", "aria-label": "Another spot",
+          value: other ? builder.called_spot : "", dataset: { testid: "ep-called-spot-text" }, oninput: (ev) => { builder.called_spot = ev.target.value; } })) : null);
+  }
+
   function attackForm(t) {
     const attacker = byId[t.combatant];
     const targets = t.targets;
@@ -430,6 +469,10 @@ export function render(root, view, ctx) {
       if (c) chosen.push(c[1]);
     }
     if (usesBonus) chosen.push(builder.bonus === "accuracy" ? "bonus to hit" : "bonus damage dice");
+    const calledOpt = t.options.find((o) => o.name === "called_shot");
+    const aimed = targets.find((x) => x.id === builder.target);
+    if (builder.called_shot === "disarm" && !(aimed && aimed.holds)) builder.called_shot = "none";
+    if (calledOpt && builder.called_shot !== "none") chosen.push(`called shot: ${builder.called_shot === "spot" ? builder.called_spot || "a spot" : builder.called_shot === "armour" ? "bypass armour" : "disarm"}`);
     if (builder.pool !== "none") chosen.push("pool +20");
     const moreCount = chosen.length;
     const more = h("details", { class: "ep-more", open: moreOpen, dataset: { testid: "ep-more" }, ontoggle: (ev) => { moreOpen = ev.currentTarget.open; } },
@@ -439,13 +482,16 @@ export function render(root, view, ctx) {
       shown.filter((o) => o.kind === "bool").length ? h("div", { class: "ep-field" }, h("span", { class: "ep-field-label" }, "Situation"),
         h("div", { class: "button-row" }, shown.filter((o) => o.kind === "bool").map((o) => toggle(o.label, Boolean(builder.flags[o.name]),
           () => { builder.flags[o.name] = !builder.flags[o.name]; redraw(); }, `ep-opt-${o.name}`)))) : null,
-      ...shown.filter((o) => o.kind === "choice" && (o.name !== "bonus" || usesBonus))
+      calledOpt ? calledShotField(calledOpt, aimed) : null,
+      ...shown.filter((o) => o.kind === "choice" && o.name !== "called_shot" && (o.name !== "bonus" || usesBonus))
         .map((o) => choiceField(o.label, o.choices, builder[o.name], (id) => { builder[o.name] = id; }, `ep-opt-${o.name}`)),
       poolPicker(t.pools, builder.pool, (v) => { builder.pool = v; }, "ep-pool"),
     );
     const currentDecl = () => {
       const decl = { type: "attack", combatant: t.combatant, target: builder.target, weapon: builder.weapon, mode: builder.mode, bonus: builder.bonus, pool: builder.pool, visibility: builder.visibility };
       for (const o of shown) if (o.kind === "bool") decl[o.name] = Boolean(builder.flags[o.name]);
+      if (calledOpt && builder.called_shot !== "none") decl.called_shot = builder.called_shot;
+      if (decl.called_shot === "spot") decl.called_spot = builder.called_spot;
       return decl;
     };
     const declare = () => {
@@ -463,7 +509,9 @@ export function render(root, view, ctx) {
       const previous = oddsEls && oddsEls.line.isConnected ? oddsEls.line : null;
       if (previous && previous.dataset.state === "ready") { oddsLine.textContent = previous.textContent; oddsLine.dataset.state = "stale"; }
       // (the figure stays until the new answer replaces it: no jump while the builder changes)
-      oddsEls = { line: oddsLine, slot: oddsSlot };
+      const called = more.querySelector("[data-testid=ep-called-odds]");
+      if (called && oddsEls && oddsEls.called && oddsEls.called.isConnected) called.textContent = oddsEls.called.textContent;
+      oddsEls = { line: oddsLine, slot: oddsSlot, called };
       queueMicrotask(() => scheduleOdds(ctx, currentDecl()));
     }
     return h(
