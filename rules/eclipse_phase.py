@@ -13,7 +13,8 @@ unless a combatant rolls real dice: then the battle starts with initiative due a
 ``roll_initiative`` rolls it, asking each physical roller for their d6); for an attack the attacker's d100, then the
 defender's d100 (none if it cannot defend); after both sides accept, the blind-attack d100 if that
 option was taken, then the weapon's damage dice, the extra dice (charge, then burst, full automatic
-or aggressive), the superior-success d6s, and last the SOM check's d100 if a wound was dealt.
+or aggressive), the superior-success d6s, and last the SOM check's d100 if a wound was dealt. A disarming
+called shot that comes off rolls no damage and nothing after it.
 
 >>> judge(69, 70)["superior"], judge(0, -20)["critical"], judge(99, 150)["success"]
 (2, True, False)
