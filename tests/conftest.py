@@ -2,15 +2,39 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from flask.testing import FlaskClient
 
 from rules import get_system
 from webapp.app import create_app, socketio
 from webapp.config import load_config
+
+CSRF_FIELD = re.compile(r'name="csrf_token" value="([^"]+)"')
+
+
+class PageClient(FlaskClient):
+    """Flask's test client, posting as the board's own pages do: with the CSRF token a form of this
+    browser's session carries (read off the join form first). ``csrf = False`` posts without it, as
+    another site's page would."""
+
+    csrf = True
+
+    def open(self, *args: Any, **kwargs: Any) -> Any:
+        method = str(kwargs.get("method") or "GET").upper()
+        if self.csrf and method in ("POST", "PUT", "PATCH", "DELETE") and args and isinstance(args[0], str):
+            headers = dict(kwargs.get("headers") or {})
+            if not any(name.lower() == "x-csrftoken" for name in headers):
+                page = super().open("/join", method="GET", environ_base=kwargs.get("environ_base") or {}, headers=headers)
+                found = CSRF_FIELD.search(page.get_data(as_text=True))
+                assert found, "the join form carries no CSRF token"
+                headers["X-CSRFToken"] = found.group(1)
+                kwargs["headers"] = headers
+        return super().open(*args, **kwargs)
 
 
 def make_app(instance: Path, **overrides: Any) -> Any:
@@ -21,7 +45,9 @@ def make_app(instance: Path, **overrides: Any) -> Any:
         testing=True,
         **overrides,
     )
-    return create_app(config)
+    app = create_app(config)
+    app.test_client_class = PageClient
+    return app
 
 
 @pytest.fixture

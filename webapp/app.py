@@ -50,7 +50,9 @@ def create_app(config: Config | None = None, **overrides: Any) -> Flask:
     engine = make_engine(config.database_url, timeout=config.db_timeout)
     create_tables(engine)
 
-    from . import sockets, views
+    from . import security, sockets, views
+
+    security.install(app, config)  # cookies, CSRF, the cross-site guard and the rate limits, before any view
 
     # on PostgreSQL the command path has its own pool, which does not ping before each command
     command_engine = (
@@ -59,6 +61,7 @@ def create_app(config: Config | None = None, **overrides: Any) -> Flask:
         else None
     )
     service = BattleService(engine, broadcaster=None, command_engine=command_engine)
+    service.seats_per_table = config.seats_per_table
     app.extensions["battleboard"] = sockets.Hub(app, service, config)
     service.broadcaster = app.extensions["battleboard"].broadcast_result
 

@@ -28,8 +28,16 @@ class Config:
     async_mode: str = "threading"
     public_url: str | None = None
     testing: bool = False
-    #: how many join-code attempts one address may make per minute
+    #: how many wrong join (or pairing) codes one address may try per minute (right ones are not counted:
+    #: thirty players behind a venue's one address all join in the same minute)
     join_attempts_per_minute: int = 10
+    #: how many seats one table may have
+    seats_per_table: int = 100
+    #: how many images the GM of one table may upload per minute
+    uploads_per_minute: int = 10
+    #: where the rate limits are counted: a Flask-Limiter storage address ("redis://...", "memory://");
+    #: by default the message queue's Redis when there is one (shared by every process), else memory
+    rate_limit_storage: str | None = None
     #: how many tables one address may create per minute
     tables_per_minute: int = 10
     #: socket payloads larger than this are refused (bytes of JSON)
@@ -84,6 +92,7 @@ def load_config(**overrides: object) -> Config:
         message_queue_channel=env.get("BATTLEBOARD_MESSAGE_QUEUE_CHANNEL") or "flask-socketio",
         async_mode=env.get("BATTLEBOARD_ASYNC_MODE", "threading"),
         public_url=env.get("BATTLEBOARD_PUBLIC_URL") or None,
+        rate_limit_storage=env.get("BATTLEBOARD_RATE_LIMIT_STORAGE") or None,
         trusted_proxies=_int(env.get("BATTLEBOARD_TRUSTED_PROXIES"), 0),
         db_timeout=float(_int(env.get("BATTLEBOARD_DB_TIMEOUT"), 30)),
         ping_interval=_seconds(env.get("BATTLEBOARD_PING_INTERVAL"), 10),

@@ -32,6 +32,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import delete as sa_delete
+from sqlalchemy import func
 from sqlalchemy import select as sa_select
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
@@ -79,6 +80,7 @@ from .models import (
     utcnow,
 )
 from .store import BattleRecord, CommandWrite, PostgresCommandStore, command_store, event_rows
+from .text import read_text
 
 log = logging.getLogger("battleboard")
 
@@ -192,12 +194,8 @@ def clean_id(raw: Any, what: str) -> int:
 
 
 def clean_name(raw: Any, what: str = "name", limit: int = 40) -> str:
-    if not isinstance(raw, str) or not raw.strip():
-        raise InvalidDeclaration(f"a {what} is needed")
-    text = " ".join(raw.split())
-    if len(text) > limit:
-        raise InvalidDeclaration(f"the {what} is too long (at most {limit} characters)")
-    return text
+    """A one-line name from a client, through the board's one reader of text (:mod:`webapp.text`)."""
+    return read_text(raw, what, limit=limit)
 
 
 def _require_seats(lineup: Iterable[Mapping[str, Any]], seats: Iterable[Seat]) -> None:
@@ -216,6 +214,8 @@ class BattleService:
         whose pool does not ping first; see :mod:`webapp.store`)."""
         self.engine = engine
         self.broadcaster = broadcaster
+        #: how many seats a table may have (the app sets it from its config)
+        self.seats_per_table = 100
         self._locks: dict[int, threading.Lock] = {}
         self._locks_guard = threading.Lock()
         # SQLite takes one writer at a time and makes the others poll with sleeps of up to 100 ms;
@@ -283,7 +283,7 @@ class BattleService:
     def table_by_code(self, code: Any) -> GameTable:
         if not isinstance(code, str):
             raise InvalidDeclaration("a join code is needed")
-        code = code.strip().upper().replace(" ", "").replace("-", "")
+        code = read_text(code, "join code", limit=64, required=False).upper().replace(" ", "").replace("-", "")
         if not code:
             raise InvalidDeclaration("a join code is needed")
         with self.session() as s:
@@ -296,6 +296,9 @@ class BattleService:
         table = self.table_by_code(code)
         seat_name = clean_name(name, "player name")
         with self.session() as s:
+            taken = s.exec(sa_select(func.count()).select_from(Seat).where(Seat.table_id == table.id)).one()[0]
+            if taken >= self.seats_per_table:
+                raise IllegalDeclaration(f"this table is full ({self.seats_per_table} seats): ask the GM")
             seat = Seat(table_id=table.id, public_id="s" + secrets.token_hex(4), name=seat_name, token=_token())
             s.add(seat)
             s.commit()
@@ -353,7 +356,7 @@ class BattleService:
             raise InvalidDeclaration("notes must be text")
         if len(notes) > 5000:
             raise InvalidDeclaration("notes are too long (at most 5000 characters)")
-        return self._set_table(table_id, gm_notes=notes)
+        return self._set_table(table_id, gm_notes=read_text(notes, "notes", limit=5000, required=False, multiline=True))
 
     def _get_table(self, s: Session, table_id: int) -> GameTable:
         table = s.get(GameTable, table_id)

@@ -34,6 +34,7 @@ from .config import Config
 from .models import GameTable, Seat, display_settings
 from .service import BattleService, CommandResult, StaleVersion
 from .store import BattleRecord
+from .text import read_payload
 from .wire import BoardRedisManager
 
 log = logging.getLogger("battleboard")
@@ -71,7 +72,6 @@ class Hub:
         #: the address pages reach this server at (the join link's base, unless a public URL is
         #: configured): the last one a connection came through, an address on the LAN preferred
         self.base_url: str | None = None
-        self.pair_limiter: Any = None
 
     # --- payloads ---------------------------------------------------------------------------
     def table_payload(self, table: GameTable, viewer: Viewer, seats: list[Seat] | None = None) -> dict[str, Any]:
@@ -250,26 +250,6 @@ def _error(exc: Exception) -> dict[str, Any]:
     return {"ok": False, "error": "the server hit an unexpected error; nothing was changed", "code": "server_error"}
 
 
-#: the largest whole number a browser holds exactly (JavaScript's Number.MAX_SAFE_INTEGER)
-MAX_SAFE_INTEGER = 2**53 - 1
-
-
-def _check_whole_numbers(name: str, value: Any, depth: int = 0) -> None:
-    """Refuse a whole number a browser cannot hold exactly: the board stores and sends numbers as
-    JSON, and a larger one would come back changed."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        if not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
-            raise InvalidDeclaration(f"{name}: whole numbers must lie between -{MAX_SAFE_INTEGER} and {MAX_SAFE_INTEGER}")
-    elif depth > 32:
-        raise InvalidDeclaration(f"{name} is nested too deeply")
-    elif isinstance(value, dict):
-        for item in value.values():
-            _check_whole_numbers(name, item, depth + 1)
-    elif isinstance(value, list):
-        for item in value:
-            _check_whole_numbers(name, item, depth + 1)
-
-
 #: every client event: its function and whether only the GM may send it
 EVENT_HANDLERS: dict[str, tuple[Callable[..., dict[str, Any]], bool]] = {}
 
@@ -288,7 +268,7 @@ def _run(hub: Hub, sid: str, name: str, fn: Callable[..., dict[str, Any]], gm_on
             size = len(json.dumps(payload, allow_nan=False))
         except (ValueError, TypeError):
             raise InvalidDeclaration(f"{name}: numbers must be finite (no NaN or Infinity)") from None
-        _check_whole_numbers(name, payload)
+        payload = read_payload(payload, name)  # every string, number and nesting level read once
         if size > hub.config.max_payload_bytes:
             raise InvalidDeclaration(f"{name} is too large")
         conn = hub.connections.get(sid)
@@ -528,19 +508,23 @@ def on_display_set(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[
 def _pair_attempt(hub: Hub, conn: Connection) -> None:
     """Pairing codes cannot be guessed quickly: at most as many attempts a minute per address as
     join codes get."""
-    if hub.pair_limiter is None:
-        from .views import RateLimiter
+    from .security import limits
 
-        hub.pair_limiter = RateLimiter(hub.config.join_attempts_per_minute)
-    if not hub.pair_limiter.allow(conn.address or f"table:{conn.table_id}"):
-        raise RateLimited("too many pairing attempts: wait a minute and try again")
+    if not limits(hub.app).allowed("pair", conn.address or f"table:{conn.table_id}"):
+        raise RateLimited("too many pairing attempts with a wrong code: wait a minute and try again")
 
 
 @handler("display_pair", gm_only=True)
 def on_display_pair(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, Any]:
     """``{code}``: the screen showing that pairing code becomes this table's display."""
     _pair_attempt(hub, conn)
-    screen = hub.service.pair_screen(conn.table_id, payload.get("code"))
+    try:
+        screen = hub.service.pair_screen(conn.table_id, payload.get("code"))
+    except RulesError:
+        from .security import limits
+
+        limits(hub.app).hit("pair", conn.address or f"table:{conn.table_id}")
+        raise
     hub.broadcast_table(conn.table_id)
     return {"screen": {"id": screen.public_id, "label": screen.label}}
 

@@ -5,9 +5,6 @@ from __future__ import annotations
 import io
 import json
 import secrets
-import threading
-import time
-from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +24,13 @@ from flask import (
 
 from rules import RulesError, available_systems
 
+from .export import MAX_BYTES as IMPORT_MAX_BYTES
+from .security import BODY_LIMITS, limits
+from .service import NotFound
 from .vendor import VendorError, ensure_client, find_client
 
 bp = Blueprint("board", __name__)
+BODY_LIMITS["board.import_battle"] = IMPORT_MAX_BYTES + 64 * 1024  # an exported battle, and the form's own bytes
 
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -37,53 +38,21 @@ CSP = (
 )
 
 
-class RateLimiter:
-    """At most ``limit`` attempts per ``window`` seconds per key (the client's address)."""
-
-    def __init__(self, limit: int, window: float = 60.0) -> None:
-        self.limit = limit
-        self.window = window
-        self._hits: dict[str, deque[float]] = {}
-        self._guard = threading.Lock()
-        self._forgot_at = time.monotonic()
-
-    def allow(self, key: str) -> bool:
-        now = time.monotonic()
-        with self._guard:
-            # with many addresses, forget those quiet for a window (at most once a window: a flood
-            # from many addresses must not make every attempt walk them all)
-            if len(self._hits) > 10_000 and now - self._forgot_at >= self.window:
-                self._hits = {k: hits for k, hits in self._hits.items() if hits and now - hits[-1] <= self.window}
-                self._forgot_at = now
-            hits = self._hits.setdefault(key, deque())
-            while hits and now - hits[0] > self.window:
-                hits.popleft()
-            if len(hits) >= self.limit:
-                return False
-            hits.append(now)
-            return True
-
-
 def _hub() -> Any:
     return current_app.extensions["battleboard"]
 
 
-def _limiter(kind: str = "join") -> RateLimiter:
-    """The rate limit of join attempts (join codes cannot be guessed quickly) or of new tables (a
-    script cannot fill the database with them), per client address."""
-    ext = current_app.extensions
-    name = f"battleboard_{kind}_limiter"
-    if name not in ext:
-        config = current_app.config["BATTLEBOARD"]
-        ext[name] = RateLimiter(config.join_attempts_per_minute if kind == "join" else config.tables_per_minute)
-    return ext[name]
+def _address() -> str:
+    return request.remote_addr or "?"
 
 
 @bp.after_app_request
 def security_headers(response: Response) -> Response:
     response.headers.setdefault("Content-Security-Policy", CSP)
     response.headers.setdefault("X-Content-Type-Options", "nosniff")
-    response.headers.setdefault("Referrer-Policy", "no-referrer")
+    # same-origin, not no-referrer: with no-referrer a browser sends "Origin: null" on the board's own
+    # form posts, and the cross-site guard could no longer tell them from another site's
+    response.headers.setdefault("Referrer-Policy", "same-origin")
     response.headers.setdefault("X-Frame-Options", "DENY")
     return response
 
@@ -122,7 +91,7 @@ def _keep_library(table: Any) -> None:
 
 @bp.post("/tables")
 def create_table() -> Any:
-    if not _limiter("tables").allow(request.remote_addr or "?"):
+    if not limits().hit("tables", _address()):
         error = "Too many new tables from here: wait a minute and try again."
         return render_template("index.html", systems=available_systems(), error=error), 429
     try:
@@ -147,12 +116,14 @@ def join_link(code: str) -> str:
 @bp.post("/join")
 def join() -> Any:
     code = request.form.get("code", "")
-    if not _limiter().allow(request.remote_addr or "?"):
-        return render_template("join.html", code=code[:12], error="Too many attempts: wait a minute and try again."), 429
+    if not limits().allowed("join", _address()):  # wrong codes are counted, not players who join
+        return render_template("join.html", code=code[:12], error="Too many attempts with a wrong code from here: wait a minute and try again."), 429
     hub = _hub()
     try:
         table, seat = hub.service.join(code, request.form.get("name"))
     except RulesError as exc:
+        if isinstance(exc, NotFound):
+            limits().hit("join", _address())
         return render_template("join.html", code=code[:12], error=str(exc)), 400
     _remember("seats", table.slug, seat.token)
     hub.seat_joined(table, seat)
@@ -243,17 +214,6 @@ def join_qr(slug: str) -> Response:
 SCREEN_KEY = "screen"
 
 
-def _pair_limiter(kind: str) -> RateLimiter:
-    """Per address: new pairing codes a screen may ask for (``screens``), and pairing codes a
-    browser may try (``pair``), as many a minute as join codes."""
-    ext = current_app.extensions
-    name = f"battleboard_{kind}_limiter"
-    if name not in ext:
-        config = current_app.config["BATTLEBOARD"]
-        ext[name] = RateLimiter(config.join_attempts_per_minute if kind == "pair" else config.tables_per_minute)
-    return ext[name]
-
-
 def _screen_label() -> str:
     """A short name for a new screen from its browser's user agent ("TV", "Linux", ...)."""
     agent = request.headers.get("User-Agent", "")
@@ -287,7 +247,7 @@ def screen_page() -> Any:
         table = service.table(table_id=screen.table_id)
         return redirect(url_for("board.screen_show", slug=table.slug))
     if screen is None or code_expired(screen):
-        if not _pair_limiter("screens").allow(request.remote_addr or "?"):
+        if not limits().hit("screens", _address()):
             message = "Too many new pairing codes from here: wait a minute and reload."
             return render_template("error.html", message=message), 429
         if screen is None:
@@ -378,8 +338,8 @@ def pair_page(code: str = "") -> Any:
 @bp.post("/pair/<code>")
 def pair_screen(code: str = "") -> Any:
     code = (request.form.get("code") or code)[:12]
-    if not _pair_limiter("pair").allow(request.remote_addr or "?"):
-        return _pair_form(code, error="Too many pairing attempts: wait a minute and try again.", status=429)
+    if not limits().allowed("pair", _address()):  # wrong codes are counted
+        return _pair_form(code, error="Too many pairing attempts with a wrong code from here: wait a minute and try again.", status=429)
     table = next((t for t in _gm_tables() if t.slug == request.form.get("table")), None)
     if table is None:
         return _pair_form(code, error="Open your GM link in this browser first, then pair the screen.", status=403)
@@ -387,6 +347,7 @@ def pair_screen(code: str = "") -> Any:
     try:
         screen = hub.service.pair_screen(table.id, code)
     except RulesError as exc:
+        limits().hit("pair", _address())
         return _pair_form(code, error=str(exc), status=400)
     hub.broadcast_table(table.id)
     return _pair_form("", done={"screen": screen, "table": table})
@@ -558,8 +519,7 @@ def import_battle() -> Any:
 
     from .export import MAX_BYTES, import_document, load_document
 
-    request.max_content_length = MAX_BYTES + 64 * 1024  # this route only: the form's own bytes on top
-    if not _limiter("tables").allow(request.remote_addr or "?"):
+    if not limits().hit("tables", _address()):
         error = "Too many new tables from here: wait a minute and try again."
         return render_template("index.html", systems=available_systems(), error=error), 429
     try:

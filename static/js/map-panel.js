@@ -53,7 +53,11 @@ async function upload(table, file) {
     method: "POST",
     body: file,
     credentials: "same-origin",
-    headers: { "Content-Type": file.type, "X-Battleboard-Key": document.body.dataset.token || "" },
+    headers: {
+      "Content-Type": file.type,
+      "X-Battleboard-Key": document.body.dataset.token || "",
+      "X-CSRFToken": document.body.dataset.csrf || "",
+    },
   });
   let reply = null;
   try { reply = await response.json(); } catch (err) { reply = null; }
