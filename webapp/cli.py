@@ -108,7 +108,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from .db import checkpoint_in_background
     from .vendor import VendorError, ensure_client
 
-    app = create_app(public_url=args.public_url)
+    app = create_app(public_url=args.public_url, listen_host=args.host, listen_port=args.port)
     try:
         ensure_client(Path(app.static_folder or ""), Path(app.instance_path))
     except VendorError as exc:

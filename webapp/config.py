@@ -27,6 +27,9 @@ class Config:
     message_queue_channel: str = "flask-socketio"
     async_mode: str = "threading"
     public_url: str | None = None
+    #: the address and port ``serve`` listens on (the join link's base without a public URL)
+    listen_host: str | None = None
+    listen_port: int = 0
     testing: bool = False
     #: how many wrong join (or pairing) codes one address may try per minute (right ones are not counted:
     #: thirty players behind a venue's one address all join in the same minute)

@@ -305,6 +305,26 @@ class BattleService:
             s.refresh(seat)
         return table, seat
 
+    def rotate_join_code(self, table_id: int) -> GameTable:
+        """A new join code for the table (the old one stops working; seats are kept: they hold
+        their own keys, not the code)."""
+        for _ in range(20):
+            try:
+                return self._set_table(table_id, join_code=_join_code())
+            except IntegrityError:
+                continue
+        raise RuntimeError("could not find a free join code")
+
+    def gm_token(self, table_id: int) -> str:
+        """The table's GM key as stored now (a Core read: the socket layer asks it once a second)."""
+        column = GameTable.__table__.c  # type: ignore[attr-defined]
+        with self.engine.connect() as conn:
+            return str(conn.execute(sa_select(column.gm_token).where(column.id == table_id)).scalar() or "")
+
+    def new_gm_key(self, table_id: int) -> GameTable:
+        """A new GM key: the GM link and every console opened with the old key stop working."""
+        return self._set_table(table_id, gm_token=_token())
+
     def seat_ids(self, table_id: int) -> list[str]:
         """The public ids of a table's seats, in joining order (read at every broadcast: Core, not the ORM)."""
         return self._store.seat_ids(table_id)

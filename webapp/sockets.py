@@ -49,6 +49,8 @@ class Connection:
     seat_name: str | None = None
     #: the client's address (rate limits of pairing attempts)
     address: str = ""
+    #: the GM key a GM's connection came with (a replaced key stops it: :meth:`Hub.gm_key_valid`)
+    key: str = ""
 
 
 def room_of(table_id: int, viewer: Viewer) -> str:
@@ -69,9 +71,13 @@ class Hub:
         self.connections: dict[str, Connection] = {}
         self._seat_cache: dict[int, tuple[float, list[str]]] = {}
         self._guard = threading.Lock()
-        #: the address pages reach this server at (the join link's base, unless a public URL is
-        #: configured): the last one a connection came through, an address on the LAN preferred
-        self.base_url: str | None = None
+        #: the address and port this server listens on, as its own socket says (never a request's
+        #: Host): set by ``serve``, else read off the first request's WSGI environment
+        self.listening: tuple[str, int] | None = (
+            (config.listen_host, config.listen_port) if config.listen_host is not None and config.listen_port else None
+        )
+        self._lan: tuple[float, list[str]] = (0.0, [])
+        self._gm_keys: dict[int, tuple[float, str]] = {}
 
     # --- payloads ---------------------------------------------------------------------------
     def table_payload(self, table: GameTable, viewer: Viewer, seats: list[Seat] | None = None) -> dict[str, Any]:
@@ -131,9 +137,49 @@ class Hub:
 
     def join_corner(self, table: GameTable) -> dict[str, str]:
         """The join code, the link players open and the address of its QR code (an SVG that is
-        public exactly while the corner shows)."""
-        base = (self.config.public_url or self.base_url or "").rstrip("/")
-        return {"code": table.join_code, "url": f"{base}/j/{table.join_code}", "qr": f"/t/{table.slug}/qr.svg"}
+        public exactly while the corner shows; its address names the code, so a new code is a new
+        picture)."""
+        base, _warning = self.public_base()
+        return {"code": table.join_code, "url": f"{base}/j/{table.join_code}", "qr": f"/t/{table.slug}/qr.svg?code={table.join_code}"}
+
+    def note_listening(self, environ: dict[str, Any]) -> None:
+        """Learn the address and port this server listens on from a request's WSGI environment:
+        ``SERVER_NAME`` and ``SERVER_PORT`` come from the server's own socket, not from the client."""
+        if self.listening is None:
+            try:
+                self.listening = (str(environ.get("SERVER_NAME") or ""), int(environ.get("SERVER_PORT") or 0))
+            except ValueError:
+                pass
+
+    def lan_addresses(self) -> list[str]:
+        """This machine's LAN addresses (looked up again at most once a minute: Wi-Fi comes and goes)."""
+        from .net import lan_addresses
+
+        now = time.monotonic()
+        if not self._lan[0] or now - self._lan[0] > 60:
+            self._lan = (now, lan_addresses())
+        return self._lan[1]
+
+    def public_base(self) -> tuple[str, str | None]:
+        """The address phones and the TV open the board at, and a warning when phones cannot.
+
+        ``BATTLEBOARD_PUBLIC_URL`` when set; else this machine's LAN address and the port the server
+        listens on (what ``serve`` prints), so a console opened at 127.0.0.1 still shows a link a
+        phone can open. Never a request's ``Host``: a forged header cannot change anyone's link."""
+        if self.config.public_url:
+            return self.config.public_url.rstrip("/"), None
+        host, port = self.listening or ("", 0)
+        suffix = f":{port}" if port and port != 80 else ""
+        if host in ("", "0.0.0.0", "::"):  # every interface: the LAN's address reaches it
+            lan = self.lan_addresses()
+            if lan:
+                return f"http://{lan[0]}{suffix}", None
+            return (f"http://127.0.0.1{suffix}", "This machine has no address on a local network (no Wi-Fi or cable), "
+                    "so phones cannot open this link: connect it to the table's Wi-Fi and reload.")
+        if host in ("localhost", "::1") or host.startswith("127."):
+            return (f"http://127.0.0.1{suffix}", "The board listens on this machine only, so phones cannot open this link: "
+                    "start it with --host 0.0.0.0, or set BATTLEBOARD_PUBLIC_URL.")
+        return f"http://{host}{suffix}", None
 
     def viewers_of(self, table_id: int, seat_ids: list[str] | None = None) -> list[Viewer]:
         """The GM, the spectators and every seat of a table (``seat_ids``: as a command just read them)."""
@@ -228,6 +274,40 @@ class Hub:
     def _dispatch(self, name: str, fn: Callable[..., dict[str, Any]], gm_only: bool, sid: str, *args: Any) -> dict[str, Any]:
         return _run(self, sid, name, fn, gm_only, args)
 
+    def gm_key_valid(self, conn: Connection) -> bool:
+        """Whether a GM connection's key is still the table's (read at most once a second per table
+        and process: a key replaced through another process stops its consoles here within that)."""
+        import secrets
+
+        now = time.monotonic()
+        cached = self._gm_keys.get(conn.table_id)
+        if cached is None or now - cached[0] >= SEAT_CACHE_SECONDS:
+            cached = (now, self.service.gm_token(conn.table_id))
+            self._gm_keys[conn.table_id] = cached
+        return secrets.compare_digest(conn.key, cached[1])
+
+    def gm_key_replaced(self, table: GameTable) -> None:
+        """The GM link was replaced: every console of the old key (in every process) is told and
+        leaves the GM's room; this process's are disconnected at once, any other's at its next event."""
+        self._gm_keys[table.id] = (time.monotonic(), table.gm_token)
+        room = room_of(table.id, Viewer.gm())
+        message = "the GM link was replaced from another console, so this one stopped: open the new GM link"
+        socketio.emit("gm_key_replaced", {"message": message}, to=room)
+        socketio.close_room(room)
+        with self._guard:
+            stale = [sid for sid, conn in self.connections.items()
+                     if conn.table_id == table.id and conn.viewer.is_gm and conn.key != table.gm_token]
+        for sid in stale:
+            self._drop(sid)
+
+    def _drop(self, sid: str) -> None:
+        with self._guard:
+            self.connections.pop(sid, None)
+        try:
+            socketio.server.disconnect(sid, namespace="/")
+        except Exception:  # noqa: BLE001 -- already gone
+            pass
+
     def seat_joined(self, table: GameTable, seat: Seat) -> None:
         self.forget_seats(table.id)
         socketio.emit("table", self.table_payload(table, Viewer.gm()), to=room_of(table.id, Viewer.gm()))
@@ -274,6 +354,9 @@ def _run(hub: Hub, sid: str, name: str, fn: Callable[..., dict[str, Any]], gm_on
         conn = hub.connections.get(sid)
         if conn is None:
             raise NotPermitted("this connection has not joined a table")
+        if conn.viewer.is_gm and not hub.gm_key_valid(conn):
+            hub._drop(sid)
+            raise NotPermitted("the GM link was replaced from another console: open the new GM link")
         if gm_only and not conn.viewer.is_gm:
             raise NotPermitted(f"only the GM may {name.replace('_', ' ')}")
         result = fn(hub, conn, payload)
@@ -318,10 +401,10 @@ def on_connect(auth: Any = None) -> None:
     except RulesError as exc:
         raise ConnectionRefusedError(str(exc)) from None
     address = request.remote_addr or ""
-    if not hub.config.public_url and (hub.base_url is None or address not in ("127.0.0.1", "::1", "")):
-        hub.base_url = request.host_url
+    hub.note_listening(request.environ)
     with hub._guard:
-        hub.connections[request.sid] = Connection(table.id, viewer, seat.name if seat else None, address)
+        hub.connections[request.sid] = Connection(table.id, viewer, seat.name if seat else None, address,
+                                                  key=auth["token"] if viewer.is_gm else "")
     join_room(room_of(table.id, viewer))
 
 

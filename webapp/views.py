@@ -72,13 +72,15 @@ def _remembered(kind: str, slug: str) -> str | None:
 
 
 def base_url() -> str:
-    public = current_app.config["BATTLEBOARD"].public_url
-    return (public or request.host_url).rstrip("/")
+    """The address phones and the TV reach the board at (:meth:`webapp.sockets.Hub.public_base`)."""
+    hub = _hub()
+    hub.note_listening(request.environ)
+    return hub.public_base()[0]
 
 
 @bp.get("/")
 def index() -> str:
-    return render_template("index.html", systems=available_systems(), error=request.args.get("error", ""))
+    return render_template("index.html", systems=available_systems(), error=request.args.get("error", ""), my_tables=_gm_tables())
 
 
 def _keep_library(table: Any) -> None:
@@ -151,15 +153,49 @@ def gm_page(slug: str) -> Any:
     if token != table.gm_token:
         return render_template("error.html", message="This is the GM's screen. Open it with the GM link."), 403
     join_url = f"{base_url()}/j/{table.join_code}"
+    gm_url = f"{base_url()}/t/{table.slug}/gm?key={table.gm_token}"
     return render_template(
         "board.html",
         role="gm",
         table=table,
         token=token,
         join_url=join_url,
+        join_warning=_hub().public_base()[1],
+        gm_url=gm_url,
+        gm_qr=_qr_data_uri(gm_url),
         watch_url=f"{base_url()}/t/{table.slug}/watch",
         display_url=f"{base_url()}/t/{table.slug}/display",
     )
+
+
+def _gm_table_or_403(slug: str) -> Any:
+    table = _table_or_404(slug)
+    token = _remembered("gm", table.slug)
+    if not (isinstance(token, str) and secrets.compare_digest(token, table.gm_token)):
+        abort(403)
+    return table
+
+
+@bp.post("/t/<slug>/join-code")
+def rotate_join_code(slug: str) -> Any:
+    """The GM's "New join code": the old code stops working, seated players keep their seats."""
+    table = _gm_table_or_403(slug)
+    hub = _hub()
+    hub.service.rotate_join_code(table.id)
+    hub.broadcast_table(table.id)
+    return redirect(url_for("board.gm_page", slug=table.slug) + "#join")
+
+
+@bp.post("/t/<slug>/gm-key")
+def revoke_gm_key(slug: str) -> Any:
+    """The GM's "Replace the GM link": a new key for this browser; every other console opened with
+    the old one is told, and its connection closed."""
+    table = _gm_table_or_403(slug)
+    hub = _hub()
+    table = hub.service.new_gm_key(table.id)
+    _remember("gm", table.slug, table.gm_token)
+    hub.gm_key_replaced(table)
+    return redirect(url_for("board.gm_page", slug=table.slug) + "#join")
 
 
 @bp.get("/t/<slug>/play")

@@ -80,6 +80,12 @@ export function connect({ table, token, onTable, onBattle, onStatus, onError }) 
     acceptBattle(update, false);
   });
   socket.on("error", (payload) => { if (payload && payload.error) onError(payload.error); });
+  // the GM link this console was opened with was replaced: it stops, and says so (the server has
+  // closed its connection; reconnecting with the old key would be refused)
+  socket.on("gm_key_replaced", (payload) => {
+    socket.disconnect();
+    onStatus("refused", (payload && payload.message) || "the GM link was replaced");
+  });
 
   function newMsgId() {
     return `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;

@@ -64,7 +64,7 @@ def test_the_join_corner_shows_before_the_battle_and_when_the_gm_switches_it_on(
     code = waiting.table.join_code
     for client in (spectator, alice, gm):
         join = client.emit("sync", {}, callback=True)["table"]["join"]
-        assert join["code"] == code and join["url"].endswith(f"/j/{code}") and join["qr"] == f"/t/{waiting.table.slug}/qr.svg"
+        assert join["code"] == code and join["url"].endswith(f"/j/{code}") and join["qr"] == f"/t/{waiting.table.slug}/qr.svg?code={code}"
     browser = app.test_client()  # no GM key: the QR is public while the corner shows
     assert browser.get(f"/t/{waiting.table.slug}/qr.svg").status_code == 200
 
