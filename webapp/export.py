@@ -35,12 +35,15 @@ from .models import (
 )
 from .service import BattleService, _join_code, _token
 from .store import event_rows
+from .text import read_payload, scrub
 from .verify import Mismatch, reapply, seed_epochs, undone_versions, verify_document
 
 FORMAT = "battleboard-battle"
 SCHEMA_VERSION = 1
 #: the largest document an import takes
 MAX_BYTES = 20 * 1024 * 1024
+#: the deepest nesting an export may have (a battle's state needs about ten levels)
+DOCUMENT_DEPTH = 64
 
 
 class ImportRefused(RulesError):
@@ -115,7 +118,10 @@ def export_battle(service: BattleService, battle_id: int) -> dict[str, Any]:
 
 
 def export_json(service: BattleService, battle_id: int) -> bytes:
-    return json.dumps(export_battle(service, battle_id), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    """The export as UTF-8 JSON. Text stored before the board read every field (a lone surrogate, a
+    control character) is written as U+FFFD, the same everywhere, so the file is valid UTF-8 and its
+    commands still re-apply to its events."""
+    return json.dumps(scrub(export_battle(service, battle_id)), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 def _time(moment: datetime) -> str:
@@ -130,8 +136,14 @@ def load_document(raw: bytes | str) -> dict[str, Any]:
         raise ImportRefused(f"the file is too large ({size / 1048576:.1f} MB; at most 20 MB)")
     try:
         doc = json.loads(raw)
+    except RecursionError:
+        raise ImportRefused(f"the file is nested too deeply to be a battle export (at most {DOCUMENT_DEPTH} levels)") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise ImportRefused(f"the file is not a whole JSON document (truncated or damaged: {str(exc)[:80]})") from None
+    try:  # the board's one reader of outside text: no broken or control characters, bounded nesting
+        doc = read_payload(doc, "the file", max_depth=DOCUMENT_DEPTH, browser_numbers=False)
+    except RulesError as exc:
+        raise ImportRefused(str(exc)) from None
     check_shape(doc)
     return doc
 

@@ -26,6 +26,7 @@ from rules.core import PUBLIC
 
 from .models import BattleEvent, BattleSnapshot, GameTable
 from .service import BattleService, NotFound
+from .text import scrub
 
 #: at most this many key moments are retold (the first ones and the end)
 MAX_MOMENTS = 60
@@ -139,7 +140,9 @@ def build_report(service: BattleService, battle_id: Any, *, gm: bool) -> dict[st
     for key, title, unit in rules_report.charts(system.id, public):
         series = {side: [(x, values[key].get(side, 0)) for x, values in sorted(points.items())] for side in sides}
         charts.append({"key": key, "title": title, "unit": unit, "series": series, "lines": lines.get(key, {})})
-    return {
+    # text stored before the board read every field (a lone surrogate, a control character) is
+    # written as U+FFFD: the page and its Markdown stay valid UTF-8
+    return scrub({
         "battle_id": battle.id,
         "table": table.name if table else "",
         "system": {"id": system.id, "name": system.name},
@@ -154,7 +157,7 @@ def build_report(service: BattleService, battle_id: Any, *, gm: bool) -> dict[st
         "dice": {**dice_record(battle, rows), "rolls": len(rolls), "kinds": sorted(dice_kinds.items())},
         "charts": charts,
         "versions": len(chain),
-    }
+    })
 
 
 #: chart sizes in inches (at 100 px an inch): a page's width, and a phone's (its text stays readable)

@@ -80,7 +80,7 @@ from .models import (
     utcnow,
 )
 from .store import BattleRecord, CommandWrite, PostgresCommandStore, command_store, event_rows
-from .text import read_text
+from .text import read_text, scrub
 
 log = logging.getLogger("battleboard")
 
@@ -180,6 +180,8 @@ def _join_code() -> str:
     return "".join(secrets.choice(JOIN_ALPHABET) for _ in range(6))
 
 
+#: the most rosters one library (one GM's browser) may hold, over every rule system
+MAX_ROSTERS = 100
 #: ids and versions are SQL integers: anything outside this range cannot name a row
 MAX_ID = 2**31 - 1
 
@@ -216,6 +218,7 @@ class BattleService:
         self.broadcaster = broadcaster
         #: how many seats a table may have (the app sets it from its config)
         self.seats_per_table = 100
+        self._checked_file = -1e9  # when the health check last found the SQLite file whole
         self._locks: dict[int, threading.Lock] = {}
         self._locks_guard = threading.Lock()
         # SQLite takes one writer at a time and makes the others poll with sleeps of up to 100 ms;
@@ -314,6 +317,22 @@ class BattleService:
             except IntegrityError:
                 continue
         raise RuntimeError("could not find a free join code")
+
+    def check_database(self) -> None:
+        """Read the database for real (the health check): the newest rows of the tables every page
+        reads, and on SQLite an integrity check of the whole file (at most once a minute: it reads
+        every page). Raises whatever the database raises."""
+        from sqlalchemy import text
+
+        with self.engine.connect() as conn:
+            for model in (GameTable, Seat, Battle, BattleEvent):
+                table = model.__table__  # type: ignore[attr-defined]
+                conn.execute(sa_select(table).order_by(table.c.id.desc()).limit(1)).all()
+            if self.engine.dialect.name == "sqlite" and time.monotonic() - self._checked_file > 60:
+                verdict = conn.execute(text("PRAGMA quick_check(1)")).scalar()
+                if verdict != "ok":
+                    raise RuntimeError(f"database disk image is malformed ({verdict})")
+                self._checked_file = time.monotonic()
 
     def gm_token(self, table_id: int) -> str:
         """The table's GM key as stored now (a Core read: the socket layer asks it once a second)."""
@@ -522,23 +541,26 @@ class BattleService:
 
     # --- rosters ----------------------------------------------------------------------------
     def rosters(self, system_id: str, library: str) -> list[dict[str, Any]]:
-        """The saved rosters of a rule system in one library, newest first, with their combatants'
-        names (one query: the GM's table payload carries them, and it is sent again whenever the
-        table changes)."""
+        """The saved rosters of a rule system in one library, newest first: each one's name and how
+        many combatants it holds (the GM's table payload carries them, sent again whenever the table
+        changes, so not the lineups themselves: ``roster_load`` reads one when the GM loads it)."""
         roster, member = Roster.__table__, RosterCombatant.__table__  # type: ignore[attr-defined]
         query = (
-            sa_select(roster.c.id, roster.c.name, member.c.name)
+            sa_select(roster.c.id, roster.c.name, func.count(member.c.id))
             .select_from(roster.outerjoin(member, member.c.roster_id == roster.c.id))
             .where(roster.c.system_id == system_id, roster.c.library == library)
-            .order_by(roster.c.id.desc(), member.c.position, member.c.id)
+            .group_by(roster.c.id, roster.c.name)
+            .order_by(roster.c.id.desc())
         )
-        result: dict[int, dict[str, Any]] = {}
         with self.engine.connect() as conn:
-            for roster_id, roster_name, combatant_name in conn.execute(query):
-                entry = result.setdefault(roster_id, {"id": roster_id, "name": roster_name, "combatants": []})
-                if combatant_name is not None:
-                    entry["combatants"].append(combatant_name)
-        return list(result.values())
+            return [{"id": roster_id, "name": scrub(name), "size": size} for roster_id, name, size in conn.execute(query)]
+
+    @staticmethod
+    def _library_room(s: Session, library: str) -> None:
+        """A library holds at most :data:`MAX_ROSTERS` rosters: a new one past that is refused."""
+        count = s.exec(sa_select(func.count()).select_from(Roster).where(Roster.library == library)).one()[0]
+        if count >= MAX_ROSTERS:
+            raise IllegalDeclaration(f"your roster library is full ({MAX_ROSTERS} rosters): delete one first, or save over one")
 
     def save_roster(self, table_id: int, name: Any) -> Roster:
         roster_name = clean_name(name, "roster name", 80)
@@ -546,6 +568,7 @@ class BattleService:
             table = self._get_table(s, table_id)
             if not table.lineup:
                 raise IllegalDeclaration("the lineup is empty: add combatants before saving a roster")
+            self._library_room(s, table.library)
             roster = Roster(name=roster_name, system_id=table.system_id, library=table.library)
             s.add(roster)
             s.flush()
@@ -554,7 +577,8 @@ class BattleService:
                 stats = {k: v for k, v in entry.items() if k not in ("seat",)}
                 if entry.get("id") in looks:  # the token's colour and portrait travel with it
                     stats["_token"] = looks[entry["id"]]
-                s.add(RosterCombatant(roster_id=roster.id, position=position, name=entry["name"], stats=stats))
+                # (scrubbed: a lineup stored before the board read every field may hold a broken character)
+                s.add(RosterCombatant(roster_id=roster.id, position=position, name=scrub(entry["name"]), stats=scrub(stats)))
             table.roster_id = roster.id  # the lineup is now this roster's: survivors may go back into it
             s.add(table)
             s.commit()
@@ -646,6 +670,7 @@ class BattleService:
                     s.delete(member)
                 s.flush()
             else:
+                self._library_room(s, table.library)
                 roster = Roster(name=roster_name or "", system_id=table.system_id, library=table.library)
                 s.add(roster)
                 s.flush()
@@ -654,7 +679,8 @@ class BattleService:
                 stats = {k: v for k, v in entry.items() if k != "seat"}
                 if entry.get("id") in looks:
                     stats["_token"] = looks[entry["id"]]
-                s.add(RosterCombatant(roster_id=roster.id, position=position, name=entry["name"], stats=stats))
+                # (scrubbed: a lineup stored before the board read every field may hold a broken character)
+                s.add(RosterCombatant(roster_id=roster.id, position=position, name=scrub(entry["name"]), stats=scrub(stats)))
             if load:
                 table.lineup = entries
                 table.roster_id = roster.id

@@ -101,10 +101,11 @@ def read_text(raw: Any, what: str, *, limit: int, required: bool = True, multili
     return text
 
 
-def read_payload(value: Any, what: str) -> Any:
+def read_payload(value: Any, what: str, *, max_depth: int = MAX_DEPTH, browser_numbers: bool = True) -> Any:
     """A socket payload or an imported document, read whole: the same structure with every string
     (and key) through :func:`check_characters`; a whole number beyond what a browser holds exactly,
-    or nesting deeper than :data:`MAX_DEPTH`, is refused. Iterative: a deeply nested document is
+    or nesting deeper than :data:`MAX_DEPTH`, is refused (``browser_numbers=False``: whole numbers
+    of any size, for a document the board wrote itself). Iterative: a deeply nested document is
     refused, never a RecursionError.
 
     >>> read_payload({"note": "a\\r\\nb", "n": [1, {"x": "y"}]}, "declare")
@@ -124,11 +125,11 @@ def read_payload(value: Any, what: str) -> Any:
         elif isinstance(item, bool) or item is None or isinstance(item, float):
             into[slot] = item
         elif isinstance(item, int):
-            if not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
+            if browser_numbers and not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
                 raise InvalidDeclaration(f"{what}: whole numbers must lie between -{MAX_SAFE_INTEGER} and {MAX_SAFE_INTEGER}")
             into[slot] = item
-        elif depth > MAX_DEPTH:
-            raise InvalidDeclaration(f"{what} is nested too deeply (at most {MAX_DEPTH} levels)")
+        elif depth > max_depth:
+            raise InvalidDeclaration(f"{what} is nested too deeply (at most {max_depth} levels)")
         elif isinstance(item, dict):
             out: dict[Any, Any] = {}
             into[slot] = out
@@ -159,6 +160,8 @@ def scrub(value: Any) -> Any:
         return SCRUBBED.sub(REPLACEMENT, value) if SCRUBBED.search(value) else value
     if isinstance(value, dict):
         return {scrub(k): scrub(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
+    if isinstance(value, list):
         return [scrub(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(scrub(v) for v in value)
     return value

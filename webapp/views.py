@@ -575,5 +575,11 @@ def import_battle() -> Any:
 
 
 @bp.get("/healthz")
-def health() -> dict[str, Any]:
+def health() -> Any:
+    """200 ``{"ok": true}`` only when the database answers a real read; else 503 with the reason."""
+    try:
+        _hub().service.check_database()
+    except Exception as exc:  # noqa: BLE001 -- any failure to read is the answer
+        reason = getattr(exc, "orig", None) or exc
+        return {"ok": False, "error": f"the database cannot be read: {str(reason).splitlines()[0][:200]}"}, 503
     return {"ok": True}

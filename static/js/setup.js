@@ -208,7 +208,7 @@ export function renderRosters(root, table, ctx) {
     h("div", { class: "button-row" }, rosterName,
       button("Save lineup as roster", () => emit("roster_save", { name: rosterName.value }), { dataset: { testid: "roster-save" } })),
     rosters.length ? h("ul", { class: "rosters" }, rosters.map((r) => h("li", {},
-      h("span", {}, `${r.name} (${r.combatants.join(", ")})`),
+      h("span", {}, `${r.name} (${r.size} ${r.size === 1 ? "combatant" : "combatants"})`),
       button("Load", () => emit("roster_load", { roster_id: r.id }), { dataset: { testid: `roster-load-${r.id}` }, "aria-label": `Load ${r.name}` }),
       button("Add", () => emit("roster_load", { roster_id: r.id, append: true }), { "aria-label": `Add ${r.name} to the lineup` }),
       button("Delete", () => { if (confirm(`Delete roster ${r.name}?`)) emit("roster_delete", { roster_id: r.id }); }, { class: "danger", "aria-label": `Delete ${r.name}` }),
