@@ -24,6 +24,7 @@ import hashlib
 import io
 import re
 import secrets
+import threading
 import warnings
 from typing import Any
 from urllib.parse import urlsplit
@@ -34,14 +35,21 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from rules import RulesError
 
 from .models import StoredImage, utcnow
-from .security import BODY_LIMITS
+from .security import BODY_LIMITS, limits
 
 bp = Blueprint("assets", __name__)
 
 #: the largest upload, in bytes (10 MB)
 MAX_BYTES = 10 * 1024 * 1024
-#: the largest image, in pixels (50 megapixels)
-MAX_PIXELS = 50_000_000
+#: the largest image, in pixels once decoded (16 megapixels: a 4096 × 4096 map, 100 pixels a square
+#: for a 40 × 40 grid, or a 4K screen's 8.3 with room; bounded by pixels, not bytes, as a small
+#: compressed file can hold a huge picture)
+MAX_PIXELS = 4096 * 4096
+MEGAPIXELS = MAX_PIXELS // 1_000_000
+#: how long an upload waits for the one decoder of its process before it is answered "busy" (seconds)
+DECODE_WAIT = 20.0
+#: one decode at a time per process: each one holds the whole picture in memory, several times over
+_decoder = threading.Lock()
 #: accepted types: content type -> (Pillow's format name, file extension)
 TYPES = {"image/png": ("PNG", "png"), "image/jpeg": ("JPEG", "jpg"), "image/webp": ("WEBP", "webp")}
 EXTENSIONS = {ext: ctype for ctype, (_, ext) in TYPES.items()}
@@ -90,14 +98,14 @@ def check_image(data: bytes, declared: str) -> tuple[bytes, str, int, int]:
                 if width < 1 or height < 1:
                     raise UploadRefused("the image has no pixels")
                 if width * height > MAX_PIXELS:
-                    raise UploadRefused(f"the image has {width} × {height} pixels: at most 50 megapixels", 413)
+                    raise UploadRefused(f"the image has {width} × {height} pixels: at most {MEGAPIXELS} megapixels "
+                                        "(4096 × 4096); make it smaller and upload it again", 413)
                 img.load()  # decodes every pixel of the first frame: a truncated file fails here
-                upright = ImageOps.exif_transpose(img) or img
-                pixels = upright.copy()
+                pixels = ImageOps.exif_transpose(img)  # a copy of its own, turned upright if EXIF said so
     except UploadRefused:
         raise
     except (Image.DecompressionBombError, Image.DecompressionBombWarning):
-        raise UploadRefused("the image is too large once decoded (at most 50 megapixels)", 413) from None
+        raise UploadRefused(f"the image is too large once decoded (at most {MEGAPIXELS} megapixels)", 413) from None
     except UnidentifiedImageError:
         raise UploadRefused(f"the file is not a {fmt} image", 415) from None
     except (OSError, SyntaxError, ValueError, EOFError) as exc:
@@ -191,10 +199,17 @@ def upload(slug: str) -> Any:
         data = request.get_data(cache=False)
     except RequestEntityTooLarge:
         return _refuse(f"the image is larger than {MAX_BYTES // (1024 * 1024)} MB", 413)
+    if not limits().hit("uploads", f"table:{table.id}"):
+        return _refuse("too many uploads for this table just now: wait a minute and try again", 429)
+    # one decode at a time in this process (the header's size is checked before any pixel is read)
+    if not _decoder.acquire(timeout=DECODE_WAIT):
+        return _refuse("the board is busy reading other images: try again in a moment", 503)
     try:
         pixels, ctype, width, height = check_image(data, request.mimetype)
     except UploadRefused as exc:
         return _refuse(str(exc), exc.status)
+    finally:
+        _decoder.release()
     row = store_image(table.id, pixels, ctype, width, height)
     hub.service.prune_unused_images()  # the earlier uploads no board or roster took
     return jsonify({"ok": True, "image": {"sha256": row.sha256, "url": image_url(row.sha256, row.content_type),

@@ -145,6 +145,8 @@ class Limits:
             strategy="moving-window",
         )
         self._fallback = MovingWindowRateLimiter(MemoryStorage())
+        #: this board's counts apart from another's on the same Redis (the queue's channel names the board)
+        self.prefix = f"battleboard:{config.message_queue_channel}"
         self.items: dict[str, RateLimitItem] = {
             "join": parse(f"{config.join_attempts_per_minute}/minute"),  # wrong join codes, per address
             "pair": parse(f"{config.join_attempts_per_minute}/minute"),  # wrong pairing codes, per address
@@ -155,15 +157,15 @@ class Limits:
 
     def allowed(self, kind: str, key: str) -> bool:
         try:
-            return bool(self.limiter.limiter.test(self.items[kind], kind, key or "?"))
+            return bool(self.limiter.limiter.test(self.items[kind], self.prefix, kind, key or "?"))
         except Exception:  # noqa: BLE001 -- the shared store is away: this process counts alone meanwhile
-            return bool(self._fallback.test(self.items[kind], kind, key or "?"))
+            return bool(self._fallback.test(self.items[kind], self.prefix, kind, key or "?"))
 
     def hit(self, kind: str, key: str) -> bool:
         try:
-            return bool(self.limiter.limiter.hit(self.items[kind], kind, key or "?"))
+            return bool(self.limiter.limiter.hit(self.items[kind], self.prefix, kind, key or "?"))
         except Exception:  # noqa: BLE001
-            return bool(self._fallback.hit(self.items[kind], kind, key or "?"))
+            return bool(self._fallback.hit(self.items[kind], self.prefix, kind, key or "?"))
 
 
 def limits(app: Flask | None = None) -> Limits:

@@ -287,18 +287,14 @@ class Hub:
         return secrets.compare_digest(conn.key, cached[1])
 
     def gm_key_replaced(self, table: GameTable) -> None:
-        """The GM link was replaced: every console of the old key (in every process) is told and
-        leaves the GM's room; this process's are disconnected at once, any other's at its next event."""
+        """The GM link was replaced: every console of the old key, in every process, is told (its page
+        stops) and leaves the GM's room (it gets no more of the GM's view); any event it still sends
+        is refused and closes its connection (:meth:`gm_key_valid`)."""
         self._gm_keys[table.id] = (time.monotonic(), table.gm_token)
         room = room_of(table.id, Viewer.gm())
         message = "the GM link was replaced from another console, so this one stopped: open the new GM link"
         socketio.emit("gm_key_replaced", {"message": message}, to=room)
         socketio.close_room(room)
-        with self._guard:
-            stale = [sid for sid, conn in self.connections.items()
-                     if conn.table_id == table.id and conn.viewer.is_gm and conn.key != table.gm_token]
-        for sid in stale:
-            self._drop(sid)
 
     def _drop(self, sid: str) -> None:
         with self._guard:
