@@ -101,7 +101,8 @@ def check_image(data: bytes, declared: str) -> tuple[bytes, str, int, int]:
                     raise UploadRefused(f"the image has {width} × {height} pixels: at most {MEGAPIXELS} megapixels "
                                         "(4096 × 4096); make it smaller and upload it again", 413)
                 img.load()  # decodes every pixel of the first frame: a truncated file fails here
-                pixels = ImageOps.exif_transpose(img)  # a copy of its own, turned upright if EXIF said so
+                ImageOps.exif_transpose(img, in_place=True)  # turned upright if EXIF said so, with no copy
+                pixels = img
     except UploadRefused:
         raise
     except (Image.DecompressionBombError, Image.DecompressionBombWarning):

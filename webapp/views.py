@@ -344,7 +344,7 @@ def screen_status() -> dict[str, Any]:
 
 
 def _gm_tables() -> list[Any]:
-    """The tables this browser holds the GM's key of, the one opened last first."""
+    """The tables this browser holds the GM's key of, the newest first."""
     service = _hub().service
     tables = []
     for slug, token in reversed(list((session.get("gm") or {}).items())):  # the latest first
@@ -354,7 +354,8 @@ def _gm_tables() -> list[Any]:
             continue
         if isinstance(token, str) and secrets.compare_digest(token, table.gm_token):
             tables.append(table)
-    return tables
+    # the newest table first (the session cookie's JSON sorts its keys: the order they were opened in is lost)
+    return sorted(tables, key=lambda table: table.id, reverse=True)
 
 
 def _pair_form(code: str, *, error: str = "", status: int = 200, done: Any = None) -> Any:

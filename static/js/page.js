@@ -68,7 +68,7 @@ function setStatus(stateName, detail) {
       h("p", {}, h("a", { href: "/join" }, "Join again with the code"), " · ", h("a", { href: "/" }, "Front page"))));
   }
   replace(els.status, text);
-  body.classList.toggle("offline", stateName !== "live");
+  body.classList.toggle("offline", stateName !== "live" && stateName !== "refused"); // refused: not coming back
   if (stateName === "live") wakeLock.want();
 }
 
