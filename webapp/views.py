@@ -144,11 +144,13 @@ def gm_page(slug: str) -> Any:
     table = _table_or_404(slug)
     key = request.args.get("key")
     if key:
-        if secrets.compare_digest(key, table.gm_token):
-            _remember("gm", table.slug, table.gm_token)
-            _keep_library(table)
-            return redirect(url_for("board.gm_page", slug=table.slug))
-        abort(403)
+        if not secrets.compare_digest(key, table.gm_token):
+            abort(403)
+        if request.headers.get("Sec-Fetch-Site") in ("cross-site", "same-site"):
+            # a link followed from another site's page: that page could be anyone's, and opening a GM
+            # link changes this browser's session (its tables, its roster library), so ask first
+            return render_template("gm_open.html", table=table, key=key)
+        return _open_gm(table)
     token = _remembered("gm", table.slug)
     if token != table.gm_token:
         return render_template("error.html", message="This is the GM's screen. Open it with the GM link."), 403
@@ -196,6 +198,22 @@ def revoke_gm_key(slug: str) -> Any:
     _remember("gm", table.slug, table.gm_token)
     hub.gm_key_replaced(table)
     return redirect(url_for("board.gm_page", slug=table.slug) + "#join")
+
+
+def _open_gm(table: Any) -> Any:
+    _remember("gm", table.slug, table.gm_token)
+    _keep_library(table)
+    return redirect(url_for("board.gm_page", slug=table.slug))
+
+
+@bp.post("/t/<slug>/gm")
+def open_gm(slug: str) -> Any:
+    """"Open the GM console here", confirmed on this board's own page (CSRF token checked)."""
+    table = _table_or_404(slug)
+    key = request.form.get("key", "")
+    if not (isinstance(key, str) and secrets.compare_digest(key, table.gm_token)):
+        abort(403)
+    return _open_gm(table)
 
 
 @bp.get("/t/<slug>/play")

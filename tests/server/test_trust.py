@@ -112,6 +112,19 @@ def test_every_state_changing_request_from_elsewhere_is_refused_without_touching
 # --- §2 a GM is never locked out ---------------------------------------------------------------------
 
 
+def test_a_gm_link_followed_from_another_site_asks_before_it_changes_the_session(duel: Table) -> None:
+    browser = duel.app.test_client()
+    link = f"/t/{duel.table.slug}/gm?key={duel.table.gm_token}"
+    asked = browser.get(link, headers={"Sec-Fetch-Site": "cross-site"})
+    assert asked.status_code == 200 and "Open the GM console here" in asked.get_data(as_text=True)
+    assert _gm_keys(browser) == []
+    confirmed = browser.post(f"/t/{duel.table.slug}/gm", data={"key": duel.table.gm_token})
+    assert confirmed.status_code == 302 and _gm_keys(browser) == [(duel.table.slug, duel.table.gm_token)]
+    # opened from the address bar, a bookmark or a scanned QR code: at once
+    direct = duel.app.test_client()
+    assert direct.get(link, headers={"Sec-Fetch-Site": "none"}).status_code == 302 and _gm_keys(direct)
+
+
 def test_the_gm_console_shows_the_gm_link_with_a_qr_code_and_a_warning(duel: Table) -> None:
     page = gm_browser(duel).get(f"/t/{duel.table.slug}/gm").get_data(as_text=True)
     assert f"/t/{duel.table.slug}/gm?key={duel.table.gm_token}" in page
