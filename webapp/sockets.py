@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import secrets
 import threading
 import time
 from collections.abc import Callable
@@ -143,13 +144,18 @@ class Hub:
         return {"code": table.join_code, "url": f"{base}/j/{table.join_code}", "qr": f"/t/{table.slug}/qr.svg?code={table.join_code}"}
 
     def note_listening(self, environ: dict[str, Any]) -> None:
-        """Learn the address and port this server listens on from a request's WSGI environment:
-        ``SERVER_NAME`` and ``SERVER_PORT`` come from the server's own socket, not from the client."""
-        if self.listening is None:
-            try:
-                self.listening = (str(environ.get("SERVER_NAME") or ""), int(environ.get("SERVER_PORT") or 0))
-            except ValueError:
-                pass
+        """Without ``serve``'s own address (another WSGI server, no public URL): the port this server
+        listens on, read off the connection's own socket where the server hands it over (a
+        ``SERVER_PORT`` may come from the client's ``Host`` under some servers), on every interface."""
+        if self.listening is not None:
+            return
+        port = 0
+        sock = environ.get("gunicorn.socket") or environ.get("werkzeug.socket")
+        try:
+            port = int(sock.getsockname()[1]) if sock is not None else int(environ.get("SERVER_PORT") or 0)
+        except (OSError, ValueError, TypeError, IndexError):
+            port = 0
+        self.listening = ("", port)
 
     def lan_addresses(self) -> list[str]:
         """This machine's LAN addresses (looked up again at most once a minute: Wi-Fi comes and goes)."""
@@ -277,8 +283,6 @@ class Hub:
     def gm_key_valid(self, conn: Connection) -> bool:
         """Whether a GM connection's key is still the table's (read at most once a second per table
         and process: a key replaced through another process stops its consoles here within that)."""
-        import secrets
-
         now = time.monotonic()
         cached = self._gm_keys.get(conn.table_id)
         if cached is None or now - cached[0] >= SEAT_CACHE_SECONDS:
