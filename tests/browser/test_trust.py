@@ -100,7 +100,9 @@ def test_a_page_of_another_origin_changes_no_session(live_server: LiveServer, br
                         response = answer.value
                         assert response.status == 403, (origin, path, response.status)
                         assert "set-cookie" not in {k.lower() for k in response.all_headers()}, (origin, path)
-                evil.screenshot(path=str(shots / "refused.png"))
+                        if path == "/tables":  # what the victim's browser shows: the board's refusal
+                            evil.wait_for_selector("[role=alert]")
+                            evil.screenshot(path=str(shots / "refused.png"))
                 evil.close()
                 assert board_cookies(context, server) == before
                 own.reload()
