@@ -1354,17 +1354,22 @@ def _actions_for(state: Mapping[str, Any], c: Mapping[str, Any], viewer: Viewer)
     enemies = [state["combatants"][o] for o in state["order"]
                if state["combatants"][o]["side"] != c["side"] and not state["combatants"][o]["defeated"]]
     others = [state["combatants"][o] for o in state["order"] if o != cid and not state["combatants"][o]["defeated"]]
+    # foes first, the nearest first; an attack on an ally comes after every other action, marked as one
+    # (a phone drew "Attack Baerg the Fighter", the prince's own ally, as its first and largest button)
     reach = melee_reach(c)
-    for t in sorted(others, key=lambda o: (o["side"] == c["side"], distance(c, o))):
+    on_allies: list[dict[str, Any]] = []
+    for t in sorted(others, key=lambda o: distance(c, o)):
+        ally = t["side"] == c["side"]
         if in_reach(state, c, t, reach):
             weapon = c["weapon"] if _armed(c) else "bare hands"
-            out.append(entry("attack", f"Attack {t['name']} ({weapon})", c["attack_cost"], target=t["id"],
-                             ally=t["side"] == c["side"]))
+            (on_allies if ally else out).append(entry("attack", f"Attack {t['name']} ({weapon})", c["attack_cost"],
+                                                      target=t["id"], ally=ally))
     if c["launcher"] and c["ammo"] > 0:
-        for t in sorted(others, key=lambda o: (o["side"] == c["side"], distance(c, o))):
+        for t in sorted(others, key=lambda o: distance(c, o)):
+            ally = t["side"] == c["side"]
             if distance(c, t) <= c["missile_range"]:
-                out.append(entry("shoot", f"Shoot {t['name']} ({c['launcher']}, {c['ammo']} left)",
-                                 c["attack_cost"], target=t["id"], ally=t["side"] == c["side"]))
+                (on_allies if ally else out).append(entry("shoot", f"Shoot {t['name']} ({c['launcher']}, {c['ammo']} left)",
+                                                          c["attack_cost"], target=t["id"], ally=ally))
     if c["weapon"] and not c["weapon_drawn"]:
         out.append(entry("draw", f"Draw the {c['weapon']}", c["weapon_weight"]))
     width, height = state["options"]["grid_width"], state["options"]["grid_height"]
@@ -1382,6 +1387,7 @@ def _actions_for(state: Mapping[str, Any], c: Mapping[str, Any], viewer: Viewer)
                     "borrows": c["ap"] - cheapest < 0, "params": ["x", "y"], "destinations": destinations,
                     "cost_per_square": state["options"]["move_cost"], "enemies_near": len(enemies)})
     out.append(entry("pass", "Wait (end the turn, keep the points)", 0))
+    out += on_allies
     if viewer.is_gm:
         out.append(entry("custom_action", "Other action (GM sets the cost)", 0, params=["cost", "label"],
                          fields=[Field("cost", "Cost in AP", "int", 1, 0, 999).to_dict(),

@@ -323,6 +323,13 @@ def _metres(state: Mapping[str, Any], a: Mapping[str, Any], b: Mapping[str, Any]
     return round(_distance_squares(a, b) * state["options"]["metres_per_square"], 2)
 
 
+def _foes_first(state: Mapping[str, Any], c: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Everyone but ``c`` as a target: the other sides first, then ``c``'s allies, each the nearest first
+    (a phone offered the ally at hand as its first target)."""
+    others = [o for o in state["combatants"].values() if o["id"] != c["id"]]
+    return sorted(others, key=lambda o: (o["side"] == c["side"], _distance_squares(c, o), o["id"]))
+
+
 def _count(n: int, word: str) -> str:
     """``_count(2, "wound")`` -> ``'2 wounds'``."""
     return f"{n} {word}" if n == 1 else f"{n} {word}es" if word.endswith("s") else f"{n} {word}s"
@@ -1865,8 +1872,8 @@ class EclipsePhase(RuleSystem):
             if any(w["preview"] for w in attack["weapons"]):
                 out.append(attack)
             out.append({"type": "full_defence", "combatant": cid, "label": "Full defence (+30 until your next turn)"})
-            others = [{"id": o["id"], "name": o["name"]} for o in state["combatants"].values()
-                      if o["id"] != cid and o["state"] != "dead"]
+            others = [{"id": o["id"], "name": o["name"], "ally": o["side"] == c["side"]}
+                      for o in _foes_first(state, c) if o["state"] != "dead"]
             if self._can_aim(c) and others:
                 out.append({"type": "aim", "combatant": cid, "label": "Aim", "targets": others,
                             "complex_choices": ([[False, "Quick aim: +10 to single shots this turn"]]
@@ -1877,14 +1884,15 @@ class EclipsePhase(RuleSystem):
 
     def _attack_template(self, state: State, c: Mapping[str, Any]) -> dict[str, Any]:
         targets = []
-        for o in state["combatants"].values():
-            if o["id"] == c["id"] or o["state"] == "dead":
+        for o in _foes_first(state, c):
+            if o["state"] == "dead":
                 continue
             metres = _metres(state, c, o)
             held = self.held_weapon(o)
             targets.append({"id": o["id"], "name": o["name"], "side": o["side"], "metres": metres,
                             "adjacent": _adjacent(c, o, state), "can_defend": self._can_defend(o),
-                            "holds": o["weapons"][held]["name"] if held is not None else None})
+                            "holds": o["weapons"][held]["name"] if held is not None else None,
+                            "ally": o["side"] == c["side"]})
         weapons = []
         for i, w in enumerate(c["weapons"]):
             previews = {}

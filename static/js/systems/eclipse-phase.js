@@ -447,12 +447,23 @@ export function render(root, view, ctx) {
           value: other ? builder.called_spot : "", dataset: { testid: "ep-called-spot-text" }, oninput: (ev) => { builder.called_spot = ev.target.value; } })) : null);
   }
 
+  function targetChip(x) {
+    const chip = toggle(`${x.name} · ${x.metres} m${x.can_defend ? "" : " (cannot defend)"}`, builder.target === x.id,
+      () => { builder.target = x.id; selected = x.id; redraw(); }, `ep-target-${x.id}`);
+    if (x.ally) {
+      chip.classList.add("ep-ally");
+      chip.dataset.ally = "true";
+      chip.prepend(h("span", { class: "ep-ally-tag" }, "Ally"), " ");
+    }
+    return chip;
+  }
+
   function attackForm(t) {
-    const attacker = byId[t.combatant];
+    // the server lists the targets foes first, the nearest first, and marks each ally (ally: true)
     const targets = t.targets;
     if (!builder.target || !targets.some((x) => x.id === builder.target)) {
-      const enemy = targets.find((x) => attacker && x.side !== attacker.side) || targets[0];
-      builder.target = enemy ? enemy.id : null;
+      const first = targets.find((x) => !x.ally) || targets[0];
+      builder.target = first ? first.id : null;
     }
     if (!t.pools.some(([id]) => id === builder.pool)) builder.pool = "none";
     const usable = t.weapons.filter((w) => w.preview[builder.target]);
@@ -495,6 +506,7 @@ export function render(root, view, ctx) {
       return decl;
     };
     const declare = () => {
+      if (aimed && aimed.ally && !confirm(`${aimed.name} is on your side. Attack ${aimed.name}?`)) return;
       ctx.send(currentDecl()).then((ack) => { if (ack && ack.ok) builder = freshBuilder(); });
     };
     // the odds of the attack as built, asked again as it changes
@@ -519,8 +531,12 @@ export function render(root, view, ctx) {
       { class: "ep-builder", dataset: { testid: "ep-attack" } },
       h("h2", {}, t.label),
       h("div", { class: "ep-field" }, h("span", { class: "ep-field-label" }, "Target"),
-        h("div", { class: "button-row ep-targets-row" }, targets.map((x) => toggle(`${x.name} · ${x.metres} m${x.can_defend ? "" : " (cannot defend)"}`, builder.target === x.id,
-          () => { builder.target = x.id; selected = x.id; redraw(); }, `ep-target-${x.id}`)))),
+        h("div", { class: "button-row ep-targets-row" }, targets.filter((x) => !x.ally).map(targetChip))),
+      // an attack on an ally stands apart, each chip marked, and the attack is confirmed
+      targets.some((x) => x.ally) ? h("details", {
+        class: "ep-field ep-ally-targets", open: targets.some((x) => x.ally && x.id === builder.target), dataset: { testid: "ep-ally-targets" },
+      }, h("summary", {}, "Attack an ally instead"),
+      h("div", { class: "button-row ep-targets-row" }, targets.filter((x) => x.ally).map(targetChip))) : null,
       h("div", { class: "ep-field" }, h("span", { class: "ep-field-label" }, "Weapon"),
         h("div", { class: "button-row" }, t.weapons.map((w) => h("button", {
           type: "button", class: `ep-toggle ${builder.weapon === w.index ? "selected" : ""}`, "aria-pressed": String(builder.weapon === w.index),
