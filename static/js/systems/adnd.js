@@ -97,12 +97,15 @@ export function render(root, view, ctx) {
 
   function checklist() {
     const proc = view.procedure || { steps: [] };
+    const steps = h("ol", { class: "ad-steps" }, proc.steps.map((s) => h("li", {
+      class: `ad-step ad-step-${s.state}`, dataset: { testid: `step-${s.key}`, state: s.state },
+    }, h("span", { class: "ad-step-label" }, s.label), s.state === "skipped" ? h("span", { class: "ad-tag" }, "skipped") : null,
+    s.note ? h("span", { class: "ad-step-note muted" }, s.note) : null)));
+    const now = proc.steps.find((s) => s.state === "current");
     return h("section", { class: "ad-card ad-checklist", dataset: { testid: "checklist" } },
       h("h2", {}, "Procedure"),
-      h("ol", { class: "ad-steps" }, proc.steps.map((s) => h("li", {
-        class: `ad-step ad-step-${s.state}`, dataset: { testid: `step-${s.key}`, state: s.state },
-      }, h("span", { class: "ad-step-label" }, s.label), s.state === "skipped" ? h("span", { class: "ad-tag" }, "skipped") : null,
-      s.note ? h("span", { class: "ad-step-note muted" }, s.note) : null))),
+      // a phone folds the ten steps under the one under way (its turn fits one screen)
+      ctx.role === "player" ? h("details", { class: "phone-fold ad-steps-fold" }, h("summary", {}, now ? `Now: ${now.label}` : "The steps"), steps) : steps,
       (proc.pending || []).length ? h("ul", { class: "ad-pending", dataset: { testid: "pending" } },
         proc.pending.map((p) => h("li", {}, p))) : null,
       view.clock ? h("p", { class: "ad-await" }, "Clock: ", h("span", { class: "ad-clock-text", dataset: { testid: "await-clock" } }, "")) : null,

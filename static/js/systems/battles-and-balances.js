@@ -10,6 +10,7 @@ let selected = null; // id of the token whose rings are shown
 let moveMode = false; // the acting viewer is picking a square to move to
 let openTool = null; // the GM tool whose form is open
 const toolValues = {}; // what the GM last typed into each tool form
+let allyOpen = false; // the fold of attacks on allies is open
 let scrollToGrid = false; // bring the grid into view once move mode starts (a phone has it above the buttons)
 
 export function render(root, view, ctx) {
@@ -172,10 +173,11 @@ export function render(root, view, ctx) {
       ["Attack costs", `${c.attack_cost} AP`],
       ["Muscle / Stamina / Agility / Speed / Focus", `${c.muscle} / ${c.stamina} / ${c.agility} / ${c.speed} / ${c.focus}`],
     ];
+    const head = h("h3", {}, c.name, c.defeated ? h("span", { class: "bb-tag bb-tag-out" }, "out of play") : null);
     return h(
-      "section",
-      { class: `bb-card bb-selected side-${String(c.side).toLowerCase()}`, dataset: { testid: `selected-${c.id}` } },
-      h("h3", {}, c.name, c.defeated ? h("span", { class: "bb-tag bb-tag-out" }, "out of play") : null),
+      ctx.role === "player" ? "details" : "section", // (a phone folds the card: its turn fits one screen)
+      { class: `bb-card bb-selected side-${String(c.side).toLowerCase()} ${ctx.role === "player" ? "phone-fold" : ""}`, dataset: { testid: `selected-${c.id}` } },
+      ctx.role === "player" ? h("summary", {}, head) : head,
       h("div", { class: "bb-health" }, kitBar(Math.max(0, c.health - c.wounds), c.health, `Wounds ${c.wounds} of ${c.health}`)),
       h("dl", { class: "bb-stats" }, rows.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])),
       gearList(c),
@@ -243,17 +245,25 @@ export function render(root, view, ctx) {
     }
     const who = byId[actions[0].combatant];
     const custom = actions.find((t) => t.type === "custom_action");
+    // the server lists foes first and marks an attack on an ally (ally: true): those stand apart,
+    // after every other action, and each asks to be confirmed
+    const onAllies = actions.filter((t) => t.ally);
     const listEl = h(
       "div",
       { class: "bb-action-list" },
-      actions.filter((t) => t.type !== "custom_action").map((t) => actionButton(t)),
+      actions.filter((t) => t.type !== "custom_action" && !t.ally).map((t) => actionButton(t)),
     );
+    const alliesEl = onAllies.length ? h("details", { class: "bb-ally-actions", open: allyOpen, dataset: { testid: "ally-actions" },
+      ontoggle: (ev) => { allyOpen = ev.currentTarget.open; } },
+    h("summary", {}, onAllies.length === 1 ? "Attack an ally instead" : `Attack an ally instead (${onAllies.length})`),
+    h("div", { class: "bb-action-list" }, onAllies.map((t) => actionButton(t)))) : null;
     // each attack's P(hit) and P(out of play) on its button, the details a tap away (asked once for all)
     const oddsSlot = h("div", { class: "odds-slot" });
     if (actions.some((t) => t.type === "attack" || t.type === "shoot")) {
       odds.withOdds(ctx, { combatant: who.id }, (answer) => {
         for (const choice of answer.choices || []) {
-          const button = listEl.querySelector(`[data-testid="action-${choice.type}-${choice.target}"]`);
+          const button = listEl.querySelector(`[data-testid="action-${choice.type}-${choice.target}"]`) ||
+            (alliesEl && alliesEl.querySelector(`[data-testid="action-${choice.type}-${choice.target}"]`));
           if (button) odds.decorate(button, choice, [{ key: "hit", word: "hit", always: true }, { key: "defeat", word: "out" }]);
         }
         replace(oddsSlot, odds.disclosure(answer, { summary: "Odds of each attack in detail", id: `bb-${who.id}` }));
@@ -262,9 +272,10 @@ export function render(root, view, ctx) {
     return h(
       "section",
       { class: "bb-card bb-actions", dataset: { testid: "actions", region: "due" } },
-      h("h2", {}, `${who.name}: ${who.ap} AP`),
+      h("h2", {}, ctx.role === "player" ? who.name : `${who.name}: ${who.ap} AP`), // (a phone's AP is in the line under it)
       ctx.role === "player" ? ownLine(who) : null,
       listEl,
+      alliesEl,
       custom ? customForm(custom) : null,
       oddsSlot,
       ctx.role === "player" ? h("details", { class: "bb-own-more" }, h("summary", {}, "Your gear, luck and effects"), ownSummary(who)) : null,
@@ -308,9 +319,12 @@ export function render(root, view, ctx) {
             render(root, view, ctx);
             return;
           }
+          const target = t.target ? byId[t.target] : null;
+          if (t.ally && !confirm(`${target ? target.name : "That character"} is on your side. ${t.label}?`)) return;
           ctx.send(declarationOf(t));
         },
       },
+      t.ally ? h("span", { class: "bb-ally-tag" }, "Ally") : null,
       h("span", { class: "bb-action-label" }, t.label),
       h("span", { class: "bb-action-cost" }, costText, " ", h("small", {}, after)),
     );
@@ -358,18 +372,22 @@ export function render(root, view, ctx) {
     const line = view.timeline || [];
     const sideList = [...new Set(list.map((c) => c.side))].sort();
     if (!line.length) return null;
+    const entries = line.map((e, i) => ({
+      id: e.combatant,
+      name: e.name,
+      side: (byId[e.combatant] || {}).side,
+      sides: sideList,
+      active: i === 0,
+      detail: e.kind === "act" ? `acts (${e.ap} → ${e.after})` : `recovers (${e.ap} → ${e.after})`,
+    }));
+    const shown = ctx.role === "player" ? 4 : entries.length; // a phone: the next four, the rest folded
     return h(
       "section",
       { class: "bb-card bb-timeline", dataset: { testid: "timeline" } },
       h("h2", {}, "Coming turns"),
-      kit.turnStrip(line.map((e, i) => ({
-        id: e.combatant,
-        name: e.name,
-        side: (byId[e.combatant] || {}).side,
-        sides: sideList,
-        active: i === 0,
-        detail: e.kind === "act" ? `acts (${e.ap} → ${e.after})` : `recovers (${e.ap} → ${e.after})`,
-      })), { label: "Coming turns", testid: "timeline-strip" }),
+      kit.turnStrip(entries.slice(0, shown), { label: "Coming turns", testid: "timeline-strip" }),
+      entries.length > shown ? h("details", { class: "phone-fold bb-timeline-more" }, h("summary", {}, `${entries.length - shown} more turns`),
+        kit.turnStrip(entries.slice(shown), { label: "Later turns", testid: "timeline-later" })) : null,
       h("p", { class: "muted bb-small" }, "Guessing an attack for each turn; moves and other actions change it."),
     );
   }
