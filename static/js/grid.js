@@ -6,7 +6,8 @@
 //   width, height,                 // in squares
 //   cell: 44,                      // user units per square (the SVG scales to the container)
 //   tokens: [{id, x, y, label, name, side, colour, portrait, cls, title, badge,
-//             hp: {current, max} | {level: 0..1, label}, active, selected, dead, mine}],
+//             hp: {current, max} | {level: 0..1, label}, active, selected, dead, mine,
+//             out: "unconscious" | "fled" | …}],   // out of the fight: greyed, the word after its name
 //   rings:  [{x, y, r, cls, label}],           // r in squares, centred on a square
 //   paths:  [{points: [[x, y], ...], cls, labels: ["1", ...]}],
 //   highlights: [{x, y, cls, label}],          // squares to mark (reachable, targets…)
@@ -17,8 +18,10 @@
 //   minText: 0,                    // no text smaller than this, in user units (the TV asks for 24 CSS px)
 //   view: {x, y, width, height},   // the part of the grid to show, in squares (default: all of it)
 //   zoomable: false,               // pinch-zoom / wheel-zoom and drag to pan; taps still work
-//   fit: {minPx: 48} | null,       // zoomable, no `view`: open on the fight at minPx a square (see fitGrid),
-//                                  // with a button under the grid for the whole board and back
+//   wheelZoom: "modifier",         // (zoomable) the wheel zooms only with Ctrl or ⌘: it scrolls the page
+//   fit: {minPx: 48, floorPx} | null, // zoomable, no `view`: open on the fight at minPx a square (see fitGrid),
+//                                  // with a button under the grid for the whole board and back; a fight
+//                                  // too spread out for squares of floorPx: the part round the one acting
 //   onTokenClick(id), onCellClick(x, y), canDrag(id) -> bool, onDrop(id, x, y)
 // })
 //
@@ -263,15 +266,18 @@ function build(container, geo, prev) {
  * the blocked squares (the battle's own win over the table's) and each token's colour and portrait;
  * the module passes the battle's positions. A zoomable grid (a phone's) opens on the fight at a
  * square a finger can tap, with a button for the whole board: a wide battlefield in a phone's width
- * has squares of 15 px. Used by the GM console, the phones and the spectator's detail board.
+ * has squares of 15 px, and in a laptop console's 25 px. Used by the GM console (whose wheel scrolls
+ * the page unless Ctrl or ⌘ is held: `wheelZoom`; and whose squares stay of `floorPx` or more),
+ * the phones and the spectator's detail board.
  */
-export function onTheBoard(board, view) {
+export function onTheBoard(board, view, { wheelZoom = null, floorPx = 0 } = {}) {
   const looks = (board && board.tokens) || {};
   return {
     renderGrid: (container, spec) => renderGrid(container, {
       map: (board && board.map) || null,
       blocked: (view && view.blocked) || (board && board.blocked) || [],
-      fit: spec.zoomable ? { minPx: 48 } : null,
+      fit: spec.zoomable ? { minPx: 48, floorPx } : null,
+      wheelZoom,
       ...spec,
       tokens: (spec.tokens || []).map((t) => ({ ...(looks[t.id] || {}), ...t })),
     }),
@@ -281,29 +287,58 @@ export function onTheBoard(board, view) {
 /**
  * The part of a width × height grid to show in a box of box.width × box.height pixels: the whole grid
  * when a square gets at least minPx pixels that way; otherwise the squares around `points` (tokens,
- * path points) at minPx a square, or as close to it as those points allow. Returns a view in squares
+ * path points) at minPx a square, or as close to it as those points allow. With `maxPx`, the squares
+ * around the points are framed even when the whole grid would read well (the table display frames
+ * the fight, not an empty battlefield), at no more than maxPx a square. Returns a view in squares
  * with the box's aspect ratio. (The table display frames its board with it, and a phone its grid.)
  */
-export function fitGrid(width, height, points, box, minPx = 84) {
+export function fitGrid(width, height, points, box, minPx = 84, maxPx = 0) {
   const aspect = box.width / Math.max(1, box.height);
   const cover = (w, h2) => (w / h2 < aspect ? [h2 * aspect, h2] : [w, w / aspect]);
   const pad = 0.3; // a token's halo and badge on the edge squares stay on the screen
   let [vw, vh] = cover(width + 2 * pad, height + 2 * pad);
   const whole = { x: (width - vw) / 2, y: (height - vh) / 2, width: vw, height: vh };
-  if (box.width / vw >= minPx || !points.length) return whole;
+  if ((!maxPx && box.width / vw >= minPx) || !points.length) return whole;
   const xs = points.map((p) => p[0]);
   const ys = points.map((p) => p[1]);
   const minX = Math.min(...xs) - 1;
   const maxX = Math.max(...xs) + 2;
   const minY = Math.min(...ys) - 1;
   const maxY = Math.max(...ys) + 2.4; // room for the names under the lowest tokens
-  [vw, vh] = cover(Math.max(box.width / minPx, maxX - minX), Math.max(box.height / minPx, maxY - minY));
+  const px = maxPx || minPx;
+  [vw, vh] = cover(Math.max(box.width / px, maxX - minX), Math.max(box.height / px, maxY - minY));
   if (vw >= whole.width) return whole; // (points all over the board: no part of it is closer)
   const place = (lo, hi, size, total) => {
     if (size >= total + 2 * pad) return (total - size) / 2;
     return Math.max(-pad, Math.min(total + pad - size, (lo + hi) / 2 - size / 2));
   };
   return { x: place(minX, maxX, vw, width), y: place(minY, maxY, vh, height), width: vw, height: vh };
+}
+
+/**
+ * A close-up at minPx a square of a fight too spread out to frame whole at a size a finger can use
+ * and an eye can read (Eclipse Phase's sides begin at the two ends of the board): the part around
+ * `focus` (the combatant acting, or the viewer's own), else around the most tokens one view holds.
+ */
+export function closeUp(width, height, points, box, minPx, focus = null) {
+  const aspect = box.width / Math.max(1, box.height);
+  const vw = box.width / minPx;
+  const vh = vw / aspect;
+  let centre = focus;
+  if (!centre) {
+    let most = -1;
+    for (const [x, y] of points) {
+      const held = points.filter(([px2, py]) => Math.abs(px2 - x) <= vw / 2 - 1 && Math.abs(py - y) <= vh / 2 - 1);
+      if (held.length > most) {
+        most = held.length;
+        centre = [held.reduce((a, p) => a + p[0], 0) / held.length, held.reduce((a, p) => a + p[1], 0) / held.length];
+      }
+    }
+  }
+  if (!centre) return fitGrid(width, height, [], box);
+  const pad = 0.3;
+  const place = (c, size, total) => (size >= total + 2 * pad ? (total - size) / 2 : Math.max(-pad, Math.min(total + pad - size, c + 0.5 - size / 2)));
+  return { x: place(centre[0], vw, width), y: place(centre[1], vh, height), width: vw, height: vh };
 }
 
 /**
@@ -338,6 +373,12 @@ function fittedView(b, spec) {
   const minPx = spec.fit.minPx || 48;
   const whole = fitGrid(width, height, [], box);
   let fitted = fitGrid(width, height, points, box, minPx);
+  // (a console's) a fight too spread out to frame with squares of floorPx (40 px: tokens of 33): the
+  // part of it around the one acting, with the whole board a click away
+  if (spec.fit.floorPx && px / fitted.width < spec.fit.floorPx) {
+    const focus = living.find((t) => t.active) || living.find((t) => t.selected) || living.find((t) => t.mine) || null;
+    fitted = closeUp(width, height, points, box, minPx, focus && [focus.x, focus.y]);
+  }
   if (fitted.width >= whole.width * 0.8) fitted = whole; // (a close-up of nearly all of it is no close-up)
   const [view, last] = steadyView(b.fitted, fitted, [width, height, Math.round(px), Math.round(box.height), minPx].join(" "));
   b.fitted = last;
@@ -421,10 +462,10 @@ function update(b, spec) {
   // the tokens, by id: kept ones updated in place, new ones made, gone ones removed
   const list = spec.tokens || [];
   const sides = [...new Set(list.map((t) => t.side))].sort();
-  const occupied = new Set(list.map((t) => `${t.x},${t.y}`));
   const ordered = [...list].sort((a, b2) => (a.active ? 1 : 0) - (b2.active ? 1 : 0)); // the active one on top
   const showNames = spec.names !== false;
   const nameSize = (spec.nameSize || 0.24) * cell;
+  const names = showNames ? placeNames(b, list, Math.max(nameSize, minText), v) : new Map();
   const seen = new Map();
   const outers = [];
   const nameEls = [];
@@ -437,7 +478,7 @@ function update(b, spec) {
       b.tokens.set(key, rec);
     }
     seen.set(key, rec);
-    updateToken(b, rec, t, spec, { sides, occupied, showNames, nameSize, minText, fsText, v });
+    updateToken(b, rec, t, spec, { sides, showNames, names, nameSize, minText, fsText });
     outers.push(rec.outer);
     if (rec.name) nameEls.push(rec.name);
   }
@@ -477,7 +518,7 @@ function updateToken(b, rec, t, spec, o) {
   const mark = sideMark(t.side, o.sides);
   const label = t.title || t.name || t.label || t.id;
   const clickable = !!spec.onTokenClick;
-  setAttr(outer, "class", `token ${mark.cls} ${t.cls || ""} ${t.active ? "active" : ""} ${t.selected ? "selected" : ""} ${t.dead ? "dead" : ""}`);
+  setAttr(outer, "class", `token ${mark.cls} ${t.cls || ""} ${t.active ? "active" : ""} ${t.selected ? "selected" : ""} ${t.dead ? "dead" : ""} ${t.out ? "out" : ""}`);
   setAttr(outer, "data-side", t.side ?? "");
   setAttr(outer, "tabindex", clickable ? 0 : null);
   setAttr(outer, "role", clickable ? "button" : null);
@@ -496,7 +537,7 @@ function updateToken(b, rec, t, spec, o) {
 
   const frac = hpFraction(t.hp);
   const badge = t.badge !== undefined && t.badge !== null && t.badge !== "" ? t.badge : null;
-  const look = JSON.stringify([initials(t), t.colour || null, t.portrait || null, frac, mark.shape, mark.letter, badge, typeof badge, !!t.dead, label, o.minText]);
+  const look = JSON.stringify([initials(t), t.colour || null, t.portrait || null, frac, mark.shape, mark.letter, badge, typeof badge, !!t.dead, t.out || "", label, o.minText]);
   if (rec.look !== look) {
     rec.look = look;
     while (inner.lastChild && inner.lastChild !== rec.halo) inner.lastChild.remove();
@@ -510,41 +551,20 @@ function updateToken(b, rec, t, spec, o) {
     if (drag && !rec.dragWired) { rec.dragWired = true; makeDraggable(b, rec); }
   }
 
-  if (o.showNames && t.name) {
-    // A name goes under its token, over the top of the square below. Side by side with another
-    // token, every other name goes above its token so the two stay apart. A name never lies over a
-    // token in the square above or below (it would hide that token's badges): it goes to the other
-    // side if that is free and shown, else beside its token where the squares are free, else on
-    // its own token's foot.
-    const taken = (dx, dy) => o.occupied.has(`${t.x + dx},${t.y + dy}`);
-    const busyAbove = taken(0, -1) || t.y - 1 < o.v.y; // (above the part of the grid shown: cut off)
-    const crowded = taken(-1, 0) || taken(1, 0);
-    const text = shortName(t.name, crowded ? 10 : 16);
-    const half = text.length * 0.34 * Math.max(o.nameSize, o.minText) + cell * 0.05;
-    const across = Math.ceil((2 * half) / cell); // the squares the name covers beside its token
-    const besideFree = (dir) => {
-      for (let i = 1; i <= across; i++) if (taken(dir * i, 0)) return false;
-      return dir > 0 ? t.x + across < o.v.x + o.v.width : t.x - across >= o.v.x;
-    };
-    let place = crowded && t.x % 2 === 1 ? "above" : "below";
-    if (place === "below" && taken(0, 1)) place = busyAbove ? null : "above";
-    else if (place === "above" && busyAbove) place = taken(0, 1) ? null : "below";
-    if (!place) place = besideFree(1) ? "right" : besideFree(-1) ? "left" : "inside";
-    // keep the name inside the part of the grid shown (a token at the edge would lose its ends)
-    const cx = (t.x + 0.5) * cell;
-    const left = o.v.x * cell;
-    const right = (o.v.x + o.v.width) * cell;
-    const sideways = place === "right" || place === "left";
-    const shift = sideways ? 0 : cx + half > right ? right - (cx + half) : cx - half < left ? left - (cx - half) : 0;
-    const nameKey = JSON.stringify([text, place, shift, pos, !!t.active, o.fsText(o.nameSize)]);
+  const placed = o.showNames && t.name ? o.names.get(t) : null;
+  if (placed) {
+    const { place, text, shift } = placed;
+    const nameKey = JSON.stringify([text, t.out || "", place, shift, pos, !!t.active, o.fsText(o.nameSize)]);
     if (!rec.name) {
       rec.name = s("text", { class: "token-name", "text-anchor": "middle", dataset: { combatant: t.id } });
     }
     if (rec.nameKey !== nameKey) {
       rec.nameKey = nameKey;
       const name = rec.name;
-      if (name.textContent !== text) name.textContent = text;
+      // the name, and the word for a combatant out of the fight ("unconscious", "fled") after it
+      name.replaceChildren(text, ...(t.out ? [s("tspan", { class: "token-state" }, ` · ${t.out}`)] : []));
       setAttr(name, "class", t.active ? "token-name active" : "token-name");
+      const sideways = place === "right" || place === "left";
       setAttr(name, "text-anchor", place === "right" ? "start" : place === "left" ? "end" : "middle");
       setAttr(name, "dominant-baseline", place === "below" ? "hanging" : sideways ? "central" : "auto");
       // (inside: its baseline at the square's foot)
@@ -558,6 +578,63 @@ function updateToken(b, rec, t, spec, o) {
     rec.name = null;
     rec.nameKey = null;
   }
+}
+
+// Where each token's name goes, so that no name lies over another token (it would hide that token's
+// badges, its action points or its health) or over another name: under its token as a rule; else
+// above it, else beside it (right, then left), each kept inside the part of the grid shown; a long
+// name is shortened ("Prince Vasyl of Ostgrund": "Prince") before it is put on its own token's foot.
+// Each of those may also be moved half a square aside. The active token's name is placed first, then
+// the rest from the top left. The sizes are estimates in user units (a bold name is about 0.58 of its
+// font size a letter).
+function placeNames(b, tokens, fs, v) {
+  const { cell } = b;
+  const out = new Map();
+  const discs = tokens.map((t) => ({ t, x: (t.x + 0.5) * cell, y: (t.y + 0.5) * cell }));
+  const placed = [];
+  const view = { l: v.x * cell, t: v.y * cell, r: (v.x + v.width) * cell, b: (v.y + v.height) * cell };
+  const lineH = fs * 1.15;
+  // another token's footprint: its disc with the badge at its upper right and the side's mark at its
+  // lower left
+  const overDisc = (box, own) => discs.some((d) => d.t !== own &&
+    box.l < d.x + cell * 0.54 && box.r > d.x - cell * 0.48 && box.t < d.y + cell * 0.48 && box.b > d.y - cell * 0.54);
+  const overName = (box) => placed.some((p) => box.l < p.r && box.r > p.l && box.t < p.b && box.b > p.t);
+  const order = tokens.filter((t) => t.name).sort((a, c) => (c.active ? 1 : 0) - (a.active ? 1 : 0) || a.y - c.y || a.x - c.x);
+  for (const t of order) {
+    const cx = (t.x + 0.5) * cell;
+    const cy = (t.y + 0.5) * cell;
+    let best = null;
+    for (const limit of [16, 10]) {
+      const text = shortName(t.name, limit);
+      const w = (text.length + (t.out ? t.out.length + 3 : 0)) * 0.58 * fs + cell * 0.06;
+      const below = cy + cell * 0.47;
+      const above = cy - cell * 0.5 - lineH * 0.8;
+      const tries = [
+        ["below", below, 0], ["above", above, 0], ["right", cy - lineH / 2, 0], ["left", cy - lineH / 2, 0],
+        ["below", below, 0.5], ["below", below, -0.5], ["above", above, 0.5], ["above", above, -0.5],
+      ];
+      // (a name's box: from its top to its descenders; above a token, its baseline at the square's top)
+      for (const [place, top, nudge] of tries) {
+        let l = place === "right" ? cx + cell * 0.45 : place === "left" ? cx - cell * 0.45 - w : cx - w / 2 + nudge * cell;
+        if (place === "below" || place === "above") l = Math.max(view.l, Math.min(view.r - w, l)); // (kept inside the part shown)
+        const box = { l, t: top, r: l + w, b: top + lineH };
+        if (box.l < view.l - 1 || box.r > view.r + 1 || box.t < view.t || box.b > view.b) continue;
+        if (overDisc(box, t) || overName(box)) continue;
+        best = { place, text, shift: place === "below" || place === "above" ? Math.round(l - (cx - w / 2)) : 0, box };
+        break;
+      }
+      if (best) break;
+    }
+    if (!best) { // nowhere free: on its own token's foot, shortened
+      const text = shortName(t.name, 10);
+      const w = (text.length + (t.out ? t.out.length + 3 : 0)) * 0.58 * fs;
+      const l = Math.max(view.l, Math.min(view.r - w, cx - w / 2));
+      best = { place: "inside", text, shift: Math.round(l - (cx - w / 2)), box: { l, t: cy + cell * 0.47 - lineH, r: l + w, b: cy + cell * 0.47 } };
+    }
+    placed.push(best.box);
+    out.set(t, best);
+  }
+  return out;
 }
 
 // What a token shows under its halo: its disc (colour or portrait, or its letters), its health ring,
@@ -580,7 +657,11 @@ function tokenParts(b, t, mark, frac, badge, label, o) {
   } else {
     parts.push(s("text", { class: "token-label", "text-anchor": "middle", "dominant-baseline": "central", style: fs(cell * 0.3) }, initials(t)));
   }
-  if (frac !== null) {
+  if (t.out) {
+    // out of the fight (down, unconscious, fled, surrendered, dead): a grey broken ring, never the
+    // health colours (a green ring read as healthy), and the word after the name
+    parts.push(s("circle", { class: "token-ring-out", r: cell * 0.465, "stroke-width": cell * 0.06, "stroke-dasharray": `${cell * 0.12} ${cell * 0.1}` }));
+  } else if (frac !== null) {
     const rr = cell * 0.465;
     const circ = 2 * Math.PI * rr;
     const level = frac > 0.5 ? "high" : frac > 0.25 ? "mid" : "low";
@@ -738,6 +819,8 @@ function makeZoomable(b) {
     if (moved) { ev.stopPropagation(); ev.preventDefault(); moved = false; }
   }, true);
   svg.addEventListener("wheel", (ev) => {
+    // on a console the wheel scrolls the page; Ctrl (or ⌘, or a touchpad's pinch) with it zooms the grid
+    if (b.spec && b.spec.wheelZoom === "modifier" && !ev.ctrlKey && !ev.metaKey) return;
     ev.preventDefault();
     const vb = z.vb;
     const rect = svg.getBoundingClientRect();

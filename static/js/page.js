@@ -340,16 +340,6 @@ function afterPaint(work) {
   requestAnimationFrame(() => setTimeout(work, 0));
 }
 
-// A GM's console on a phone or a tablet (a touch screen) zooms its grid and opens it on the fight, as
-// a player's phone does: a 20-square board in a tablet's half width has squares of 29 px, too small
-// for a finger to drag a token; with a mouse (a laptop) the GM sees the whole board. Turning the phone
-// past the width draws it again.
-const narrowScreen = window.matchMedia("(max-width: 600px)");
-const touchScreen = window.matchMedia("(pointer: coarse)");
-for (const query of [narrowScreen, touchScreen]) {
-  query.addEventListener("change", () => { if (role === "gm" && conn.state && conn.state.view) renderBattle(conn.state); });
-}
-
 function ctxBase() {
   return {
     role,
@@ -360,7 +350,9 @@ function ctxBase() {
     grid,
     conn,
     notice,
-    zoomable: role === "player" || (role === "gm" && (narrowScreen.matches || touchScreen.matches)),
+    // a phone's and a GM's grid open on the fight with the whole board a tap away (on a laptop a
+    // 20-square board beside the console had squares of 25 px, its names unreadable)
+    zoomable: role === "player" || role === "gm",
     send: async (declaration) => {
       const ack = await conn.declare(declaration);
       if (!ack.ok) {
@@ -387,7 +379,7 @@ function renderBattle(state) {
       h("p", { class: "big-text" }, role === "gm" ? "No battle yet: build the lineup and start one." : "Waiting for the GM to start a battle…")));
     return;
   }
-  const ctx = { ...ctxBase(), grid: grid.onTheBoard((table && table.board) || {}, state.view), events: state.events, version: state.v, battleId: state.battleId };
+  const ctx = { ...ctxBase(), grid: grid.onTheBoard((table && table.board) || {}, state.view, role === "gm" ? { wheelZoom: "modifier", floorPx: 40 } : {}), events: state.events, version: state.v, battleId: state.battleId };
   try {
     systemModule.render(root, state.view, ctx);
   } catch (err) {

@@ -73,6 +73,9 @@ def test_display_moves_the_same_token_node(browser: Any, live_server: LiveServer
         tv.wait_for_selector("[data-testid=board] [data-testid=token-c2]")
         gm.wait_for_selector("[data-testid=battle] [data-testid=token-c2]")
         tv.wait_for_timeout(300)  # the start's updates are in
+        # the console opens on the one acting (the two start at the two ends of the board): the GM
+        # shows the whole board to reach the other
+        gm.click("[data-testid=battle] [data-testid=grid-frame]:has-text('Whole board')")
 
         # the GM drags one token: the display moves that token's element, keeps everything else
         for turn in range(2):

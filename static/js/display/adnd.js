@@ -3,7 +3,10 @@
 import { drawGridBoard, joinParts } from "./common.js";
 
 export function render(root, view, ctx) {
-  const list = (view.combatants || []).filter((c) => c.condition !== "fled");
+  // one who fled stays where it was last seen, marked, unless another has taken that square since
+  const all = view.combatants || [];
+  const held = new Set(all.filter((c) => c.condition !== "fled").map((c) => `${c.x},${c.y}`));
+  const list = all.filter((c) => c.condition !== "fled" || !held.has(`${c.x},${c.y}`));
   const byId = Object.fromEntries(list.map((c) => [c.id, c]));
   const paths = [];
   for (const d of view.declarations || []) {
@@ -24,6 +27,7 @@ export function render(root, view, ctx) {
       title: `${c.name}: ${c.status}`,
       active: clockOf === c.id,
       dead: c.condition === "dead",
+      out: c.condition && c.condition !== "ok" ? c.status || c.condition : null, // "down (stable)", "fled in panic", "surrendered"
       cls: c.condition === "surrendered" ? "surrendered" : "",
     })),
     paths,

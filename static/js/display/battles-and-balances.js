@@ -22,6 +22,7 @@ export function render(root, view, ctx) {
       badge: c.defeated ? null : `${c.ap}`,
       active: c.id === view.actor,
       dead: !!c.defeated,
+      out: c.defeated ? "out of play" : null,
     })),
     rings,
   });

@@ -15,8 +15,8 @@ function steadyOn(root, view, dims) {
 
 /**
  * Draw a grid system's board: tokens with their names, the table's map, token colours and portraits
- * and blocked squares, rings and paths over it, fitted to the board box with text no smaller than
- * 26 px. `spec` is grid.js's spec without the sizes.
+ * and blocked squares, rings and paths over it, framed on the fight (the living tokens) in the board
+ * box with text no smaller than 26 px. `spec` is grid.js's spec without the sizes.
  */
 export function drawGridBoard(root, ctx, spec) {
   const board = (ctx.table && ctx.table.board) || {};
@@ -26,7 +26,10 @@ export function drawGridBoard(root, ctx, spec) {
     colour: t.colour || (looks[t.id] && looks[t.id].colour) || null,
     portrait: t.portrait || (looks[t.id] && looks[t.id].portrait) || null,
   }));
-  const points = tokens.map((t) => [t.x, t.y]);
+  // the fight framed as on a phone: the living tokens (and the paths drawn) with a margin, at no more
+  // than 150 px a square, never the whole battlefield with the fight in a corner of it
+  const living = tokens.filter((t) => !t.dead && !t.out);
+  const points = (living.length ? living : tokens).map((t) => [t.x, t.y]);
   for (const p of spec.paths || []) for (const pt of p.points || []) points.push(pt);
   let box = ctx.box;
   if (ctx.mode === "watch" && root.clientWidth) {
@@ -38,7 +41,7 @@ export function drawGridBoard(root, ctx, spec) {
     box = { width: root.clientWidth, height: h };
   }
   const minPx = ctx.mode === "display" ? 84 : 48;
-  const view = steadyOn(root, fitGrid(spec.width, spec.height, points, box, minPx), [spec.width, spec.height, box.width, box.height, minPx]);
+  const view = steadyOn(root, fitGrid(spec.width, spec.height, points, box, minPx, ctx.mode === "display" ? 150 : 0), [spec.width, spec.height, box.width, box.height, minPx]);
   const cell = 100;
   const px = box.width / view.width; // screen pixels per square
   const minText = ((ctx.mode === "display" ? 26 : 14) * cell) / px;

@@ -23,13 +23,23 @@ export function render(root, view, ctx) {
       id: c.id, x: c.x, y: c.y, name: c.name, side: c.side,
       hp: c.durability !== undefined ? { current: Math.max(0, c.durability - c.damage), max: c.durability } : { level: c.health ? c.health.level : 1, label: c.health ? c.health.label : "" },
       title: `${c.name}: ${c.health ? c.health.label : ""}`,
-      badge: c.wounds ? `${c.wounds}W` : null,
+      badge: c.wounds && !outOfFight(c) ? `${c.wounds}W` : null,
       active: c.id === view.active,
-      dead: c.state !== "ok",
+      dead: c.state === "dead",
+      out: outOfFight(c),
     })),
     paths,
     highlights,
   });
+}
+
+// the word for a combatant out of the fight, or null: dead, incapacitated (its Durability gone) or
+// unconscious (a knocked-down, knocked-out combatant kept a green ring before)
+function outOfFight(c) {
+  if (c.state === "dead") return "dead";
+  if ((c.conditions || []).includes("unconscious")) return "unconscious";
+  if (c.state && c.state !== "ok") return String(c.state);
+  return null;
 }
 
 export function cue(view) {
