@@ -59,11 +59,19 @@ function redraw() {
   if (latest) render(latest.root, latest.view, latest.ctx);
 }
 
+// A unit being dragged (its id), and whether an update came in meanwhile: the rows are not drawn
+// again while a drag is under way (a row drawn afresh under the pointer took the drop with it, and
+// an empty back row went away), and the update is drawn when the drag ends.
+let dragging = null;
+let dropped = false;
+let heldBack = false;
+
 export function render(root, view, ctx) {
   // health-like bars from the shared kit (numbers as text, never colour alone)
   const kitBar = (current, max, text) => kit.healthBar(current, max, { label: text, text });
   const { h, replace, keyed, part, always, keptBoard } = ctx.ui;
   latest = { root, view, ctx };
+  if (dragging) { heldBack = true; return; }
   const legal = view.legal || [];
   const moves = Object.fromEntries(legal.filter((t) => t.type === "set_behind").map((t) => [t.combatant, t]));
   const breakForms = Object.fromEntries(legal.filter((t) => t.type === "set_break_point").map((t) => [t.side, t]));
@@ -392,18 +400,22 @@ export function render(root, view, ctx) {
     return { key: `${key}-${behind}|${label}|${movesKey}`, build: () => fill(bandOf(key, behind, label, target, accepts)), update: fill };
   }
 
+  // every row takes a dragged unit (a row of the other side too): a drop that cannot be made says why
   function bandOf(key, behind, label, target, accepts) {
     const band = h("div", {
-      class: `ol-row${behind === 0 ? " ol-front" : ""}${target ? " ol-drop-target" : ""}`,
+      class: `ol-row${behind === 0 ? " ol-front" : ""}${target ? " ol-drop-target" : ""}${accepts ? " ol-accepts" : ""}`,
       dataset: { testid: `row-${key}-${behind}`, behind },
-      ondragover: accepts ? (ev) => { ev.preventDefault(); band.classList.add("ol-drag-over"); } : null,
-      ondragleave: accepts ? () => band.classList.remove("ol-drag-over") : null,
-      ondrop: accepts ? (ev) => {
+      ondragover: (ev) => { ev.preventDefault(); band.classList.add("ol-drag-over"); },
+      ondragleave: (ev) => { if (!band.contains(ev.relatedTarget)) band.classList.remove("ol-drag-over"); },
+      ondrop: (ev) => {
         ev.preventDefault();
+        dropped = true;
         band.classList.remove("ol-drag-over");
         const cid = ev.dataTransfer.getData("text/plain");
-        if (moves[cid] && sideOf(cid) === key) moveTo(cid, behind);
-      } : null,
+        const why = refusal(cid, key, behind, label);
+        if (why) ctx.notice(why);
+        else moveTo(cid, behind);
+      },
     },
     h("div", { class: "ol-row-label" }, label[0].toUpperCase() + label.slice(1),
       target && moves[picked].behind !== behind
@@ -411,6 +423,21 @@ export function render(root, view, ctx) {
         : null),
     h("div", { class: "ol-units" }));
     return band;
+  }
+
+  // why a unit cannot be dropped on this row, or null when it can
+  function refusal(cid, key, behind, label) {
+    const unit = unitOf(cid);
+    const name = unit ? unit.name : "That unit";
+    if (!moves[cid]) return `${name} cannot be moved now: units change rows before the battle begins, each by its own player or the GM.`;
+    if (sideOf(cid) !== key) return `${name} fights for ${view.sides[sideOf(cid)].name}: drop it on one of that side's rows.`;
+    if (moves[cid].behind === behind) return `${name} is already in the ${label}.`;
+    return null;
+  }
+
+  function unitOf(cid) {
+    for (const side of Object.values(view.sides)) for (const row of side.rows) for (const u of row.units) if (u.id === cid) return u;
+    return null;
   }
 
   function moveTo(cid, behind) {
@@ -437,7 +464,20 @@ export function render(root, view, ctx) {
       role: movable ? "button" : null,
       tabindex: movable ? 0 : null,
       "aria-pressed": movable ? String(picked === u.id) : null,
-      ondragstart: movable ? (ev) => { ev.dataTransfer.setData("text/plain", u.id); ev.dataTransfer.effectAllowed = "move"; } : null,
+      ondragstart: movable ? (ev) => {
+        ev.dataTransfer.setData("text/plain", u.id);
+        ev.dataTransfer.effectAllowed = "move";
+        dragging = u.id;
+        dropped = false;
+        root.classList.add("ol-dragging");
+      } : null,
+      ondragend: movable ? () => {
+        const missed = !dropped;
+        dragging = null;
+        root.classList.remove("ol-dragging");
+        if (missed) ctx.notice(`Drop ${u.name} on one of its side's rows to move it there.`);
+        if (heldBack) { heldBack = false; redraw(); }
+      } : null,
       onclick: movable ? () => { picked = picked === u.id ? null : u.id; redraw(); } : null,
       onkeydown: movable ? (ev) => { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); picked = picked === u.id ? null : u.id; redraw(); } } : null,
     },
