@@ -102,7 +102,15 @@ export function render(root, view, ctx) {
     const panel = board.sides.get(sid);
     broken[sid] = !!side.broken;
     updateSide(panel, side, sid, ctx, previousBroken[sid] === false && side.broken, newBattle);
-    const rows = [...(side.rows || [])].sort((a, b) => a.behind - b.behind);
+    // a unit whose men are all gone leaves its row (a leader stood in the front box as "★ 0 men"):
+    // its noble is named under the rows, fighting alone or out of the battle
+    const rows = [...(side.rows || [])].sort((a, b) => a.behind - b.behind)
+      .map((row) => ({ ...row, units: (row.units || []).filter((u) => u.men > 0) })).filter((row) => row.units.length);
+    const alone = (side.rows || []).flatMap((row) => (row.units || []).filter((u) => !(u.men > 0)));
+    const aloneText = alone.map((u) => `${u.leader ? "★ " : ""}${u.name}: ${u.state === "fighting" ? "no men left, fights on alone" : `no men left, ${u.state}`}`).join(" · ");
+    const aloneShown = !panel.alone.hidden;
+    setShown(panel.memo, "alone", panel.alone, aloneText);
+    if (aloneShown !== !panel.alone.hidden) panel.measured = false; // (the rows' box changed height)
     const rowsKey = rows.map((row) => `${row.behind}:${(row.units || []).map((u) => u.id).join(",")}`).join("|");
     if (panel.rowsKey !== rowsKey) {
       layRows(panel, rows, sid, sideIds, ctx);
@@ -141,12 +149,13 @@ function build(root, sideIds, ctx) {
     const brokenTag = h("span", { class: "old-broken-tag", hidden: true });
     const structure = h("div", { class: "old-structure", hidden: true });
     const rowsEl = h("div", { class: "old-rows", role: "list", "aria-label": `the units of side ${sid}` });
+    const alone = h("p", { class: "old-alone", hidden: true, dataset: { testid: `alone-${sid}` } });
     const canvas = h("canvas", { class: "old-canvas", "aria-hidden": "true" });
     const box = h("div", { class: "old-rows-box" }, canvas, rowsEl);
     const el = h("section", { class: `old-side ${kit.sideMark(sid, sideIds).cls} old-side-${i === 0 ? "left" : "right"}`, dataset: { testid: `side-${sid}` } },
       h("header", { class: "old-side-head" }, h("h2", { class: "old-side-name" }, kit.sideBadge(sid, sideIds), " ", name), brokenTag),
-      structure, box);
-    next.sides.set(sid, { el, name, brokenTag, structure, rowsEl, box, canvas, bar: null, rowsKey: null, memo: {}, units: [], measured: false, colour: null, font: null, scale: 1 });
+      structure, box, alone);
+    next.sides.set(sid, { el, name, brokenTag, structure, rowsEl, box, canvas, alone, bar: null, rowsKey: null, memo: {}, units: [], measured: false, colour: null, font: null, scale: 1 });
     return el;
   });
   // (on the spectator's page a large army scrolls on the board: the keyboard can scroll it too)
