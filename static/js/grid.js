@@ -239,7 +239,8 @@ function build(container, geo, prev) {
     b.frameButton.addEventListener("click", () => {
       const z = b.zoom;
       z.mode = z.mode === "fit" ? "whole" : "fit";
-      frame(b);
+      if (b.spec) update(b, b.spec); // (framed again, the names placed in the part now shown)
+      else frame(b);
     });
     container.replaceChildren(svg, b.frameButton);
     if (!b.boxWidth) b.boxWidth = container.clientWidth;
@@ -465,7 +466,11 @@ function update(b, spec) {
   const ordered = [...list].sort((a, b2) => (a.active ? 1 : 0) - (b2.active ? 1 : 0)); // the active one on top
   const showNames = spec.names !== false;
   const nameSize = (spec.nameSize || 0.24) * cell;
-  const names = showNames ? placeNames(b, list, Math.max(nameSize, minText), v) : new Map();
+  // (names are placed in the part shown: a zoomable grid's close-up or whole board; where the
+  // player pinched or dragged, anywhere on the board)
+  const vb = b.zoom && b.zoom.vb;
+  const shown = !b.zoom ? v : vb && b.zoom.mode !== "free" ? { x: vb.x / cell, y: vb.y / cell, width: vb.w / cell, height: vb.h / cell } : { x: 0, y: 0, width, height };
+  const names = showNames ? placeNames(b, list, Math.max(nameSize, minText), shown, minText) : new Map();
   const seen = new Map();
   const outers = [];
   const nameEls = [];
@@ -587,28 +592,34 @@ function updateToken(b, rec, t, spec, o) {
 // Each of those may also be moved half a square aside. The active token's name is placed first, then
 // the rest from the top left. The sizes are estimates in user units (a bold name is about 0.58 of its
 // font size a letter).
-function placeNames(b, tokens, fs, v) {
+function placeNames(b, tokens, fs, v, minText) {
   const { cell } = b;
   const out = new Map();
   const discs = tokens.map((t) => ({ t, x: (t.x + 0.5) * cell, y: (t.y + 0.5) * cell }));
   const placed = [];
   const view = { l: v.x * cell, t: v.y * cell, r: (v.x + v.width) * cell, b: (v.y + v.height) * cell };
   const lineH = fs * 1.15;
-  // another token's footprint: its disc with the badge at its upper right and the side's mark at its
-  // lower left
-  const overDisc = (box, own) => discs.some((d) => d.t !== own &&
-    box.l < d.x + cell * 0.54 && box.r > d.x - cell * 0.48 && box.t < d.y + cell * 0.48 && box.b > d.y - cell * 0.54);
+  // another token's footprint: its disc and ring, its badge at its upper right and its side's mark
+  // at its lower left (as tokenParts draws them)
+  const circles = (d) => [
+    [d.x, d.y, cell * 0.47],
+    [d.x - cell * 0.33, d.y + cell * 0.3, Math.max(cell * 0.16, minText / 1.25)],
+    ...(d.t.badge !== undefined && d.t.badge !== null && d.t.badge !== "" ? [[d.x + cell * 0.34, d.y - cell * 0.34, Math.max(cell * 0.2, minText * 0.8)]] : []),
+  ];
+  const hits = (box, [x, y, r]) => Math.hypot(Math.max(box.l, Math.min(x, box.r)) - x, Math.max(box.t, Math.min(y, box.b)) - y) < r;
+  const overDisc = (box, own) => discs.some((d) => d.t !== own && circles(d).some((c) => hits(box, c)));
   const overName = (box) => placed.some((p) => box.l < p.r && box.r > p.l && box.t < p.b && box.b > p.t);
   const order = tokens.filter((t) => t.name).sort((a, c) => (c.active ? 1 : 0) - (a.active ? 1 : 0) || a.y - c.y || a.x - c.x);
   for (const t of order) {
     const cx = (t.x + 0.5) * cell;
     const cy = (t.y + 0.5) * cell;
+    if (cx < view.l || cx > view.r || cy < view.t || cy > view.b) continue; // (a token outside the part shown: no name at its edge)
     let best = null;
     for (const limit of [16, 10]) {
       const text = shortName(t.name, limit);
       const w = (text.length + (t.out ? t.out.length + 3 : 0)) * 0.58 * fs + cell * 0.06;
       const below = cy + cell * 0.47;
-      const above = cy - cell * 0.5 - lineH * 0.8;
+      const above = cy - cell * 0.5 - fs * 0.9; // (its baseline at the square's top, its descenders under it)
       const tries = [
         ["below", below, 0], ["above", above, 0], ["right", cy - lineH / 2, 0], ["left", cy - lineH / 2, 0],
         ["below", below, 0.5], ["below", below, -0.5], ["above", above, 0.5], ["above", above, -0.5],

@@ -633,7 +633,9 @@ export function render(root, view, ctx) {
   function combatantCard(c) {
     const numbers = c.durability !== undefined;
     const health = numbers
-      ? kitBar(Math.max(0, c.durability - c.damage), c.durability, `${c.durability - c.damage}/${c.durability} (WT ${c.wound_threshold}, DR ${c.death_rating})`)
+      ? [kitBar(Math.max(0, c.durability - c.damage), c.durability, `${c.durability - c.damage}/${c.durability}`),
+        // (beside the bar: in a narrow column "35/35 (WT 7, DR 70)" ran out of it)
+        h("span", { class: "ep-health-rest muted" }, `WT ${c.wound_threshold} · DR ${c.death_rating}`)]
       : kitBar(Math.round(c.health.level * 100), 100, c.health.label);
     return h(
       "article",
