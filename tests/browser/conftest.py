@@ -148,6 +148,85 @@ BARS_CUT = """(selector) => [...document.querySelectorAll(selector)].filter((bar
 }).map((bar) => bar.textContent)"""
 
 
+# What reads badly on a page at its size, one line each: a text cut by the box it scrolls in or by
+# the window ("cut: ..."), a control (button, field) running past its box, or two texts drawn over
+# each other ("overlap: ... and ..."); call with the selector of the part to check. Closed folds,
+# hidden parts, the grid's SVG (its tokens may lie outside the part shown) and dice still rolling
+# are left out; a text cut on purpose with an ellipsis too.
+TEXT_CUT = """(selector) => {
+  const root = document.querySelector(selector) || document.body;
+  const skip = "svg, [hidden], option, script, style, title, .rolling, details:not([open]) > :not(summary)";
+  const chain = (el) => { const out = []; for (let a = el; a && a !== document.body; a = a.parentElement) out.push(a); return out; };
+  // the part of the window shown inside `from`: the window cut by every box from there up that clips
+  const window_ = (from) => {
+    let left = 0, right = document.documentElement.clientWidth, top = -Infinity, bottom = Infinity;
+    for (const a of chain(from)) {
+      const s = getComputedStyle(a);
+      const r = a.getBoundingClientRect();
+      if (s.overflowX !== "visible") { left = Math.max(left, r.left); right = Math.min(right, r.right); }
+      if (s.overflowY !== "visible") { top = Math.max(top, r.top); bottom = Math.min(bottom, r.bottom); }
+    }
+    return { left, right, top, bottom };
+  };
+  const out = [];
+  const texts = [];
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  for (let text = walker.nextNode(); text; text = walker.nextNode()) {
+    const el = text.parentElement;
+    if (!text.data.trim() || !el || el.closest(skip)) continue;
+    if (chain(el).some((a) => getComputedStyle(a).textOverflow === "ellipsis" || getComputedStyle(a).visibility === "hidden")) continue;
+    const range = document.createRange();
+    range.selectNodeContents(text);
+    const rects = [...range.getClientRects()].filter((r) => r.width > 1 && r.height > 1);
+    const w = window_(el);
+    const words = text.data.trim().slice(0, 40);
+    for (const r of rects) {
+      if (r.bottom <= w.top || r.top >= w.bottom) continue; // (scrolled out of its box: a scroll away)
+      if (r.left < w.left - 1 || r.right > w.right + 1) out.push(`cut: "${words}"`);
+      texts.push({ el, r, words });
+    }
+  }
+  for (const el of root.querySelectorAll("button, select, input, textarea")) {
+    if (el.closest(skip) || !el.getClientRects().length) continue;
+    const r = el.getBoundingClientRect();
+    const w = window_(el.parentElement);
+    if (r.width > 1 && (r.left < w.left - 1 || r.right > w.right + 1)) out.push(`cut: the control "${(el.textContent || el.value || "").trim().slice(0, 30)}"`);
+  }
+  for (let i = 0; i < texts.length; i++) for (let j = i + 1; j < texts.length; j++) {
+    const a = texts[i], b = texts[j];
+    if (a.el === b.el || a.el.contains(b.el) || b.el.contains(a.el)) continue;
+    const w = Math.min(a.r.right, b.r.right) - Math.max(a.r.left, b.r.left);
+    const h = Math.min(a.r.bottom, b.r.bottom) - Math.max(a.r.top, b.r.top);
+    if (w > 2 && h > 2) out.push(`overlap: "${a.words}" and "${b.words}"`);
+  }
+  return [...new Set(out)];
+}"""
+
+
+# The numbers of a log list that do not fit in the room the list leaves them ("93." shown as "3."):
+# each line's number ("12.") against the list's left padding, where its marker is drawn; call with
+# the list's selector.
+LOG_NUMBERS_CUT = """(selector) => {
+  const list = document.querySelector(selector);
+  if (!list || !list.children.length) return ['no log lines'];
+  const room = parseFloat(getComputedStyle(list).paddingLeft);
+  const first = list.children[0];
+  const probe = document.createElement('span');
+  probe.style.cssText = 'position:absolute;visibility:hidden;white-space:pre';
+  probe.style.font = getComputedStyle(first).font;
+  probe.style.fontVariantNumeric = getComputedStyle(first).fontVariantNumeric;
+  first.append(probe);
+  const cut = [];
+  const count = list.children.length;
+  for (const n of new Set([count, 1])) {  // (a reversed list counts down from its length)
+    probe.textContent = `${list.reversed ? n : count - n + 1}. `;
+    if (probe.getBoundingClientRect().width > room + 0.5) cut.push(probe.textContent.trim());
+  }
+  probe.remove();
+  return cut;
+}"""
+
+
 def box_of(locator: Any, timeout: float = 10.0) -> dict[str, float]:
     """The bounding box of what ``locator`` finds, read once it holds one.
 
@@ -194,3 +273,15 @@ def add_preset(gm: Any, preset: str) -> None:
     gm.select_option("[data-testid=preset]", label=preset)
     gm.click("[data-testid=stat-save]")
     gm.wait_for_selector(f"[data-testid=lineup] >> text={preset}")
+
+
+def gm_call(gm: Any, event: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """A Socket.IO command sent with the page's own key (a GM console's: the GM's) on a socket of
+    its own; the server's answer."""
+    return gm.evaluate(
+        """([event, payload]) => new Promise((resolve) => {
+            const socket = io({ auth: { table: document.body.dataset.table, token: document.body.dataset.token }, transports: ["websocket"] });
+            socket.on("connect", () => socket.emit(event, payload, (ack) => { socket.disconnect(); resolve(ack); }));
+        })""",
+        [event, payload],
+    )

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import LiveServer
+from tests.browser.conftest import LiveServer, gm_call
 from webapp import cli
 from webapp.app import create_app
 from webapp.config import load_config
@@ -73,16 +73,6 @@ def unique(lines: list[str]) -> list[str]:
         surface, _, tab = label.partition(", ")
         seen.setdefault(f"{surface}: {rest}", []).append(tab)
     return [f"{key} [{', '.join(t for t in tabs if t)}]" if any(tabs) else key for key, tabs in seen.items()]
-
-
-def gm_call(gm: Any, event: str, payload: dict[str, Any]) -> dict[str, Any]:
-    return gm.evaluate(
-        """([event, payload]) => new Promise((resolve) => {
-            const socket = io({ auth: { table: document.body.dataset.table, token: document.body.dataset.token }, transports: ["websocket"] });
-            socket.on("connect", () => socket.emit(event, payload, (ack) => { socket.disconnect(); resolve(ack); }));
-        })""",
-        [event, payload],
-    )
 
 
 def live(page: Any) -> None:

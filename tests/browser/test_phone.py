@@ -26,9 +26,10 @@ SYSTEMS: dict[str, tuple[tuple[str, ...], tuple[int, ...]]] = {
     "battles-and-balances": (("Prince Vasyl of Ostgrund", "Shock Trooper"), (0, 1)),
 }
 
-# every visible button that sends a declaration, with its place on the page (not the viewport)
+# every visible button that sends a declaration, with its place on the page (not the viewport); a
+# closed fold's are not on the screen (Chromium lays them out all the same)
 ACTION_BOXES = """() => [...document.querySelectorAll('[data-action]')]
-  .filter((e) => e.getClientRects().length && getComputedStyle(e).visibility !== 'hidden')
+  .filter((e) => e.getClientRects().length && getComputedStyle(e).visibility !== 'hidden' && !e.closest('details:not([open]) > :not(summary)'))
   .map((e) => { const r = e.getBoundingClientRect();
     return {testid: e.dataset.testid || e.textContent.trim(), top: r.top + scrollY, bottom: r.bottom + scrollY,
             height: r.height, width: r.width}; })"""

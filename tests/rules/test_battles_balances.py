@@ -885,3 +885,20 @@ def test_a_character_handed_to_the_computer_mid_turn():
         act(state, {"type": "computer_turn"})
     with pytest.raises(NotPermitted):
         BB.authorize(handed, {"type": "computer_turn"}, Viewer.player("s1"))
+
+
+def test_an_attack_on_an_ally_comes_after_every_other_action_and_is_marked():
+    """The prince beside his ally and two foes: the attacks on the foes first, the nearest first, then
+    the other actions, then the attack on the ally, marked (a phone drew it first and largest)."""
+    lineup = [
+        {**PRINCE, "id": "vasyl", "side": "A", "x": 2, "y": 2},
+        fighter("baerg", "A", 2, 3),
+        fighter("orc", "B", 3, 1),
+        fighter("goblin", "B", 3, 2),
+    ]
+    state, _ = BB.setup(lineup, {}, NO_DICE)
+    actions = [t for t in BB.view_for(state, GM)["legal"] if not t.get("tool")]
+    assert [(t["type"], t.get("target"), t.get("ally")) for t in actions] == [
+        ("attack", "orc", False), ("attack", "goblin", False), ("move", None, None), ("pass", None, None),
+        ("attack", "baerg", True), ("custom_action", None, None),
+    ]

@@ -975,3 +975,14 @@ def test_junk_lineups_only_raise_rules_errors(entries, options):
     except RulesError:
         return
     json.dumps(EP.view_for(state, SPECTATOR))
+
+
+def test_targets_list_the_foes_first_the_nearest_first_and_mark_each_ally():
+    """Jinx, an ally beside her and two foes further off: the attack's targets (and the aim's) put the
+    foes first, the nearest of them first, then the ally, marked, so no page decides who is whose."""
+    guard = jinx(id="guard", name="Guard", controller="gm", seat=None, initiative=20, x=11, y=5)
+    near, far = exhuman(id="near", name="Near", initiative=10, x=14, y=5), exhuman(id="far", name="Far", x=22, y=5)
+    state, _ = start([jinx(initiative=30), guard, near, far], [1, 1, 1, 1])
+    legal = {t["type"]: t for t in EP.view_for(state, JINX_SEAT)["legal"] if t.get("combatant") == "jinx"}
+    assert [(t["id"], t["ally"]) for t in legal["attack"]["targets"]] == [("near", False), ("far", False), ("guard", True)]
+    assert [(t["id"], t["ally"]) for t in legal["aim"]["targets"]] == [("near", False), ("far", False), ("guard", True)]
