@@ -590,14 +590,14 @@ function updateToken(b, rec, t, spec, o) {
 // above it, else beside it (right, then left), each kept inside the part of the grid shown; a long
 // name is shortened ("Prince Vasyl of Ostgrund": "Prince") before it is put on its own token's foot.
 // Each of those may also be moved half a square aside. The active token's name is placed first, then
-// the rest from the top left. The sizes are estimates in user units (a bold name is about 0.58 of its
-// font size a letter).
+// the rest from the top left. The sizes are estimates in user units (a bold name is up to 0.62 of its
+// font size a letter), kept a tenth of a square inside the edges.
 function placeNames(b, tokens, fs, v, minText) {
   const { cell } = b;
   const out = new Map();
   const discs = tokens.map((t) => ({ t, x: (t.x + 0.5) * cell, y: (t.y + 0.5) * cell }));
   const placed = [];
-  const view = { l: v.x * cell, t: v.y * cell, r: (v.x + v.width) * cell, b: (v.y + v.height) * cell };
+  const view = { l: (v.x + 0.1) * cell, t: v.y * cell, r: (v.x + v.width - 0.1) * cell, b: (v.y + v.height) * cell };
   const lineH = fs * 1.15;
   // another token's footprint: its disc and ring, its badge at its upper right and its side's mark
   // at its lower left (as tokenParts draws them)
@@ -617,7 +617,7 @@ function placeNames(b, tokens, fs, v, minText) {
     let best = null;
     for (const limit of [16, 10]) {
       const text = shortName(t.name, limit);
-      const w = (text.length + (t.out ? t.out.length + 3 : 0)) * 0.58 * fs + cell * 0.06;
+      const w = (text.length + (t.out ? t.out.length + 3 : 0)) * 0.62 * fs + cell * 0.06;
       const below = cy + cell * 0.47;
       const above = cy - cell * 0.5 - fs * 0.9; // (its baseline at the square's top, its descenders under it)
       const tries = [
@@ -638,7 +638,7 @@ function placeNames(b, tokens, fs, v, minText) {
     }
     if (!best) { // nowhere free: on its own token's foot, shortened
       const text = shortName(t.name, 10);
-      const w = (text.length + (t.out ? t.out.length + 3 : 0)) * 0.58 * fs;
+      const w = (text.length + (t.out ? t.out.length + 3 : 0)) * 0.62 * fs;
       const l = Math.max(view.l, Math.min(view.r - w, cx - w / 2));
       best = { place: "inside", text, shift: Math.round(l - (cx - w / 2)), box: { l, t: cy + cell * 0.47 - lineH, r: l + w, b: cy + cell * 0.47 } };
     }

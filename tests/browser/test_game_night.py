@@ -301,6 +301,13 @@ def test_a_players_turn_fits_the_first_screen_of_a_phone(browser: Any, night: tu
             assert box_of(phone.locator(part).first)["y"] + 20 <= 667, f"{system_id}: {part} is below the first screen"
         found = phone.evaluate(TEXT_CUT, "#turn")
         assert not found, f"{system_id}: the phone's turn reads badly:\n" + "\n".join(found)
+        if system_id == "adnd":  # a melee picked against one of three foes: Declare still in reach
+            phone.click("[data-testid=kind-melee]")
+            phone.locator("[data-testid=declare-form] [data-testid^=target-c]").first.click()
+            phone.evaluate("window.scrollTo(0, 0)")
+            phone.wait_for_timeout(200)
+            phone.screenshot(path=str(shots / "phone-adnd-melee-picked.png"))
+            check_actions_on_top(phone, system_id)
     finally:
         gm_context.close()
         phone_context.close()

@@ -106,8 +106,8 @@ export function render(root, view, ctx) {
     // its noble is named under the rows, fighting alone or out of the battle
     const rows = [...(side.rows || [])].sort((a, b) => a.behind - b.behind)
       .map((row) => ({ ...row, units: (row.units || []).filter((u) => u.men > 0) })).filter((row) => row.units.length);
-    const alone = (side.rows || []).flatMap((row) => (row.units || []).filter((u) => !(u.men > 0)));
-    const aloneText = alone.map((u) => `${u.leader ? "★ " : ""}${u.name}: ${u.state === "fighting" ? "no men left, fights on alone" : `no men left, ${u.state}`}`).join(" · ");
+    const alone = (side.rows || []).flatMap((row) => (row.units || []).filter((u) => !(u.men > 0)).map((u) => [u, row.label]));
+    const aloneText = alone.map(([u, where]) => `${u.leader ? "★ " : ""}${u.name}: no men left, ${u.state === "fighting" ? `fights on alone in the ${where}` : u.state}`).join(" · ");
     const aloneShown = !panel.alone.hidden;
     setShown(panel.memo, "alone", panel.alone, aloneText);
     if (aloneShown !== !panel.alone.hidden) panel.measured = false; // (the rows' box changed height)

@@ -448,7 +448,7 @@ export function render(root, view, ctx) {
   }
 
   function targetChip(x) {
-    const chip = toggle(`${x.name} · ${x.metres} m${x.can_defend ? "" : " (cannot defend)"}`, builder.target === x.id,
+    const chip = toggle(`${x.name} · ${x.metres}\u00a0m${x.can_defend ? "" : " (cannot defend)"}`, builder.target === x.id,
       () => { builder.target = x.id; selected = x.id; redraw(); }, `ep-target-${x.id}`);
     if (x.ally) {
       chip.classList.add("ep-ally");
