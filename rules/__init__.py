@@ -3,7 +3,7 @@
 A system is state + declarations + a dice source in, new state + events out.
 """
 
-from .core import Event, Field, RuleSystem, State, Viewer, event, visible_events
+from .core import Event, Field, RuleSystem, State, Viewer, event, event_for, told, visible_events
 from .dice import DiceSource, Roll, ScriptedDice, SeededDice, derive_seed
 from .errors import (
     DiceExhausted,
@@ -38,4 +38,6 @@ __all__ = [
     "get_system",
     "has_odds",
     "visible_events",
+    "event_for",
+    "told",
 ]

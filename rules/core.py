@@ -11,10 +11,21 @@ State conventions every system follows (the web layer relies on them):
   player seat that controls it (``None`` unless ``controller == "seat"``).
 - ``state["status"]``: ``"setup"``, ``"active"`` or ``"ended"``.
 
+Events say what happened in words for each audience. ``visibility`` says who gets an event whole
+(its text, data and rolls); ``others`` gives the words (and the data and rolls) written for
+everyone else, who otherwise get nothing of it. A value a viewer's view hides never appears in
+the version of an event that viewer gets.
+
 >>> gm, spectator = Viewer.gm(), Viewer.spectator()
 >>> e = event("choice.made", "Jharek has chosen.", visibility="gm")
 >>> [ev["type"] for ev in visible_events([e], gm)], visible_events([e], spectator)
 (['choice.made'], [])
+>>> dodge = event("defence.declared", "The stalker dodges: target number 30 (half Fray 30).",
+...               visibility="gm", others=told("The stalker dodges."), combatant="c3", target=30)
+>>> [(ev["text"], ev["data"]) for ev in visible_events([dodge], spectator)]
+[('The stalker dodges.', {})]
+>>> visible_events([dodge], gm)[0]["data"]
+{'combatant': 'c3', 'target': 30}
 """
 
 from __future__ import annotations
@@ -124,24 +135,87 @@ def event(
     *,
     visibility: str = PUBLIC,
     rolls: Iterable[Roll | Mapping[str, Any]] = (),
+    others: Mapping[str, Any] | str | None = None,
     **data: Any,
 ) -> Event:
-    """Build one event: ``type`` is ``noun.past_verb``, ``text`` the plain-words line for the log."""
-    return {
+    """Build one event: ``type`` is ``noun.past_verb``, ``text`` the plain-words line for the log.
+
+    ``visibility`` says who gets it whole; ``others`` (see :func:`told`; plain text means words
+    without data or rolls) is what every other viewer gets instead, or nothing if it is None."""
+    built: Event = {
         "type": type,
         "text": text,
         "visibility": visibility,
-        "rolls": [r.to_dict() if isinstance(r, Roll) else dict(r) for r in rolls],
+        "rolls": _roll_dicts(rolls),
         "data": data,
     }
+    if others is not None and visibility != PUBLIC:
+        built["others"] = told(others) if isinstance(others, str) else dict(others)
+    return built
+
+
+def told(text: str, *, rolls: Iterable[Roll | Mapping[str, Any]] = (), **data: Any) -> dict[str, Any]:
+    """An event's words for the viewers its visibility leaves out: written for them, with only the
+    data and rolls they may have (a die face is public; a hidden target number or stat is not).
+
+    >>> told("Jinx dodges: success.", combatant="c1")
+    {'text': 'Jinx dodges: success.', 'rolls': [], 'data': {'combatant': 'c1'}}
+    """
+    return {"text": text, "rolls": _roll_dicts(rolls), "data": data}
+
+
+def _roll_dicts(rolls: Iterable[Roll | Mapping[str, Any]]) -> list[dict[str, Any]]:
+    return [r.to_dict() if isinstance(r, Roll) else dict(r) for r in rolls]
+
+
+#: the keys of an event that its words for the others replace
+_WORDS = ("text", "rolls", "data")
+
+
+def event_for(ev: Mapping[str, Any], viewer: Viewer, state: Mapping[str, Any]) -> Event | None:
+    """One event as ``viewer`` gets it (without its visibility): whole if its visibility lets the
+    viewer see it, else its words for the others, else None.
+
+    >>> e = event("attack.rolled", "A rolls 45 against 70.", visibility="gm", others="A rolls 45.")
+    >>> event_for(e, Viewer.spectator(), {})["text"], event_for(e, Viewer.gm(), {})["text"]
+    ('A rolls 45.', 'A rolls 45 against 70.')
+    """
+    if may_see(str(ev.get("visibility", GM_ONLY)), viewer, state):
+        return {k: v for k, v in ev.items() if k != "visibility" and k != "others"}
+    others = ev.get("others")
+    if not isinstance(others, Mapping):
+        return None
+    shown = {k: v for k, v in ev.items() if k not in _WORDS and k != "visibility" and k != "others"}
+    shown.update(text=others.get("text", ""), rolls=others.get("rolls") or [], data=others.get("data") or {})
+    return shown
 
 
 def visible_events(
     events: Iterable[Event], viewer: Viewer, state: Mapping[str, Any] | None = None
 ) -> list[Event]:
-    """The events ``viewer`` may see (ownership read from ``state``)."""
+    """The events as ``viewer`` gets them (ownership read from ``state``): see :func:`event_for`."""
     state = state or {}
-    return [e for e in events if may_see(e.get("visibility", GM_ONLY), viewer, state)]
+    return [shown for e in events if (shown := event_for(e, viewer, state)) is not None]
+
+
+def reaches_only_the_gm(ev: Mapping[str, Any], state: Mapping[str, Any]) -> bool:
+    """Whether no viewer but the GM gets anything of an event (its visibility reaches no seat, and
+    it has no words for the others). A GM's command whose events all do is a secret of the GM's.
+
+    >>> state = {"combatants": {"npc": {"controller": "gm"}, "pc": {"controller": "seat", "seat": "s1"}}}
+    >>> [reaches_only_the_gm({"visibility": v}, state) for v in ("gm", "hidden", "combatant:npc", "combatant:pc", "public")]
+    [True, True, True, False, False]
+    """
+    if ev.get("others"):
+        return False
+    visibility = str(ev.get("visibility", GM_ONLY))
+    if visibility in (GM_ONLY, HIDDEN):
+        return True
+    kind, _, combatant_id = visibility.partition(":")
+    if kind in ("combatant", "owner"):
+        combatant = state.get("combatants", {}).get(combatant_id) or {}
+        return combatant.get("controller") != "seat"
+    return False
 
 
 @dataclass(frozen=True)

@@ -117,6 +117,7 @@ ADDED_COLUMNS = (
     ("battle", "mix", "VARCHAR(64) NOT NULL DEFAULT ''"),
     ("battle", "setup", "JSON"),
     ("battle", "shareable", "BOOLEAN NOT NULL DEFAULT FALSE"),
+    ("battle", "public_version", "INTEGER"),
 )
 
 

@@ -104,6 +104,9 @@ class Battle(SQLModel, table=True):
     setup: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
     #: the GM let anyone see the finished battle (its replay, report and export)
     shareable: bool = Field(default=False, sa_column_kwargs={"server_default": false()})
+    #: the last version the players and spectators were told of: a GM's secret change (one whose
+    #: events reach nobody else) raises the version but not this (None: the same as ``version``)
+    public_version: int | None = Field(default=None)
 
 
 class BattleSnapshot(SQLModel, table=True):

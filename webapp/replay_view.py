@@ -25,7 +25,7 @@ from typing import Any
 from sqlmodel import col, select
 
 from rules import RulesError, Viewer, get_system
-from rules.core import may_see
+from rules.core import event_for
 from rules.fair import ENTROPY, dice_info
 
 from .assets import board_payload
@@ -126,22 +126,25 @@ def replay_data(service: BattleService, table: GameTable, access: ReplayAccess, 
         half = MAX_STEPS // 2
         snapshots = snapshots[:half] + snapshots[-half:]
     steps = []
+    shown_view: dict[str, Any] | None = None
     for snap in snapshots:
         state = snap.state
-        visible = []
-        for ev in events_by_version.get(snap.version, []):
-            visibility = str(ev.get("visibility", "gm"))
-            if viewer.is_gm:
-                visible.append(ev)  # the GM's replay: everything, its visibility shown
-            elif may_see(visibility, viewer, state):
-                visible.append({k: v for k, v in ev.items() if k != "visibility"})
+        events = events_by_version.get(snap.version, [])
+        if viewer.is_gm:
+            visible = events  # the GM's replay: everything, its visibility shown
+        else:  # each event in the words written for this viewer (see rules.core.event_for)
+            visible = [shown for ev in events if (shown := event_for(ev, viewer, state)) is not None]
+        # the replay takes no action: the menus of legal declarations stay out (half its size)
+        view = {k: v for k, v in system.view_for(state, viewer).items() if k != "legal"}
+        if not viewer.is_gm and snap.version > 1 and not visible and view == shown_view:
+            continue  # a change this viewer never saw (a GM's secret): no step tells it happened
+        shown_view = view
         steps.append({
             "v": snap.version,
             "kind": _kind(commands.get(snap.version), snap.version),
             "undone": snap.version in undone,
             "status": state.get("status", "active"),
-            # the replay takes no action: the menus of legal declarations stay out (half its size)
-            "view": {k: v for k, v in system.view_for(state, viewer).items() if k != "legal"},
+            "view": view,
             "events": visible,
         })
     return {

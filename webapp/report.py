@@ -22,11 +22,14 @@ from sqlmodel import col, select
 
 from rules import get_system
 from rules import report as rules_report
-from rules.core import PUBLIC
+from rules.core import PUBLIC, Viewer, event_for
 
 from .models import BattleEvent, BattleSnapshot, GameTable
 from .service import BattleService, NotFound
 from .text import scrub
+
+#: whom the public report is written for
+SPECTATOR = Viewer.spectator()
 
 #: at most this many key moments are retold (the first ones and the end)
 MAX_MOMENTS = 60
@@ -102,11 +105,17 @@ def build_report(service: BattleService, battle_id: Any, *, gm: bool) -> dict[st
         ).all()
     chain = _chain(snapshots, battle.version) or sorted(snapshots)
     on_chain = set(chain)
-    events = [
-        {**row.payload, "v": row.version, "visibility": row.visibility}
-        for row in rows
-        if row.version in on_chain and (gm or row.visibility == PUBLIC)
-    ]
+    events = []
+    for row in rows:
+        if row.version not in on_chain:
+            continue
+        if gm:
+            events.append({**row.payload, "v": row.version, "visibility": row.visibility})
+            continue
+        # the public report: each event as a spectator got it (its words for the others, if any)
+        shown = event_for({**row.payload, "visibility": row.visibility}, SPECTATOR, snapshots[row.version].state)
+        if shown is not None:
+            events.append({**shown, "v": row.version, "visibility": PUBLIC})
     states = [snapshots[v].state for v in chain]
     # Olympia's first snapshot is the deployment: the start is where the fighting began
     start = next((st for st in states if st.get("status") == "active"), states[0])

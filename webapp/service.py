@@ -47,7 +47,7 @@ from rules import (
     get_system,
 )
 from rules import physical as physical_dice
-from rules.core import clone, may_see
+from rules.core import clone, event_for, reaches_only_the_gm
 from rules.core import event as make_event
 from rules.dice import mix_entropy
 from rules.fair import (
@@ -79,7 +79,7 @@ from .models import (
     new_library_key,
     utcnow,
 )
-from .store import BattleRecord, CommandWrite, PostgresCommandStore, command_store, event_rows
+from .store import BattleRecord, CommandWrite, PostgresCommandStore, command_store, event_rows, told_version
 from .text import read_text, scrub
 
 log = logging.getLogger("battleboard")
@@ -167,6 +167,13 @@ class CommandResult:
     #: table's broadcast needs no read of its own
     table: GameTable | None = None
     seats: list[Seat] | None = None
+    #: a GM's secret: no event of the command reaches anyone but the GM, so the players' and the
+    #: spectators' pages are sent nothing (their version stays where it was: :func:`told_version`)
+    quiet: bool = False
+    #: the version the players' and spectators' pages held before the command (None: ``prev_version``)
+    prev_told: int | None = None
+    #: a re-sent update (a duplicate message's reply): pages that have it already ignore it
+    resent: bool = False
 
 
 Broadcaster = Callable[[CommandResult], None]
@@ -1003,10 +1010,11 @@ class BattleService:
             raise InvalidDeclaration("expected_v must be a whole number")
         if msg_id is not None and (not isinstance(msg_id, str) or not MSG_ID_RE.match(msg_id)):
             raise InvalidDeclaration("msg_id must be a short string of letters, digits and -_.:")
+        resend: BattleRecord | None = None
         with self._lock(battle_id), self._writer, self._store.connection() as conn:
             result = None
             recent = self._recent_battle(battle_id) if msg_id is not None else None
-            if recent is not None and expected_v in (None, recent.version) and table_id in (None, recent.table_id):
+            if recent is not None and self._current(recent, expected_v, actor) and table_id in (None, recent.table_id):
                 # This process knows the last version of the battle (it wrote it, or another process
                 # sent it along with its update): apply to that without reading it. When the battle
                 # has moved on meanwhile, or this message was applied already, the compare-and-set
@@ -1029,26 +1037,46 @@ class BattleService:
                 if table_id is not None and battle.table_id != table_id:
                     raise NotPermitted("that battle is not at your table")
                 if seen_version is not None:
-                    return CommandResult(battle.id, battle.table_id, seen_version, seen_version - 1, [], duplicate=True)
-                if expected_v is not None and expected_v != battle.version and not self._moved_on_beside(battle, expected_v, declaration):
+                    resend = battle if seen_version == battle.version else None
+                    result = CommandResult(battle.id, battle.table_id, seen_version, seen_version - 1, [], duplicate=True)
+                elif not self._current(battle, expected_v, actor) and not self._moved_on_beside(battle, expected_v, declaration):
+                    now = battle.version if actor == "gm" else told_version(battle)
                     raise StaleVersion(
-                        f"the battle has moved on (you saw version {expected_v}, it is now at {battle.version}); look again and retry",
-                        battle.version,
+                        f"the battle has moved on (you saw version {expected_v}, it is now at {now}); look again and retry", now,
                     )
-                # the state was decoded from the row just now: the rules may have this copy
-                result = self._apply(conn, battle, found.seat_ids, msg_id, actor, declaration, step, prev_override)
-                if result is None:
-                    raise StaleVersion("another command was applied at the same moment; look again and retry", battle.version + 1)
-            assert result.battle is not None
-            self._remember_battle(result.battle)
+                else:
+                    # the state was decoded from the row just now: the rules may have this copy
+                    result = self._apply(conn, battle, found.seat_ids, msg_id, actor, declaration, step, prev_override)
+                    if result is None:
+                        raise StaleVersion("another command was applied at the same moment; look again and retry", battle.version + 1)
+            if result.battle is not None:
+                self._remember_battle(result.battle)
+        if resend is not None:  # the update of a message applied already may never have gone out (a process died)
+            self._resend(resend, actor)
         self._broadcast(result)
         return result
+
+    @staticmethod
+    def _current(battle: BattleRecord, expected_v: Any, actor: str) -> bool:
+        """Whether a command made on version ``expected_v`` was made on the battle as it is: the
+        version itself, or for a player or spectator the last version they were told of (a GM's
+        secret since then changed nothing they see, and their command must not tell them of it)."""
+        return expected_v is None or expected_v == battle.version or (actor != "gm" and expected_v == told_version(battle))
+
+    def _resend(self, battle: BattleRecord, actor: str) -> None:
+        """Send the battle's last update again, to every page: the reply to a message that was
+        applied already (its sender did not get the answer, so pages may lack the update too; the
+        process that applied it may have died before broadcasting it). Pages that have it ignore it."""
+        events = [dict(ev) for ev in self.events_since(battle.id, battle.version - 1) if ev["v"] == battle.version]
+        quiet = actor == "gm" and bool(events) and all(reaches_only_the_gm(ev, battle.state) for ev in events)
+        self._broadcast(CommandResult(battle.id, battle.table_id, battle.version, battle.version - 1, events, battle=battle,
+                                      quiet=quiet, resent=True))
 
     #: how many versions a command may be behind when only commands beside it came in between
     #: (client seeds, one per seat; the other side's secret choice)
     BESIDE_GAP = 16
 
-    def _moved_on_beside(self, battle: BattleRecord, seen: int, declaration: dict[str, Any]) -> bool:
+    def _moved_on_beside(self, battle: BattleRecord, seen: Any, declaration: dict[str, Any]) -> bool:
         """Whether every command since version ``seen`` left what ``declaration`` was made on as it was,
         so that it still reads the same board and is applied rather than refused as out of date:
 
@@ -1061,7 +1089,7 @@ class BattleService:
           still makes it out of date.
         """
         current = battle.version
-        if not 0 <= seen < current or current - seen > self.BESIDE_GAP:
+        if not isinstance(seen, int) or not 0 <= seen < current or current - seen > self.BESIDE_GAP:
             return False
         system = get_system(battle.system_id)
         with self.session() as s:
@@ -1088,6 +1116,10 @@ class BattleService:
         new_state, events, checkpoint = step(battle, get_system(battle.system_id), battle.state, new_version)
         status = new_state.get("status", battle.status)
         events = with_reveal(battle.status, status, events, battle.seed)  # the dice seed, once the battle ends
+        # a GM's secret (Phantom's Bane's "block escape", a hidden NPC's hit points): the others'
+        # pages get nothing, and their version stays where it was
+        quiet = actor == "gm" and bool(events) and all(reaches_only_the_gm(ev, new_state) for ev in events)
+        told = told_version(battle)
         mix = prev_override.get("mix") if prev_override else None
         new_seed = prev_override.get("seed") if prev_override else None
         write = CommandWrite(
@@ -1106,15 +1138,16 @@ class BattleService:
             at=utcnow(),
             mix=mix,
             seed=new_seed,
+            public_version=told if quiet else new_version,
         )
         written = self._store.write(conn, write)
         if written is None:
             return None
         after = BattleRecord(battle.id, battle.table_id, battle.system_id, new_version, new_state, new_seed or battle.seed, status,
-                             battle.mix if mix is None else mix)
+                             battle.mix if mix is None else mix, write.public_version)
         return CommandResult(
             battle.id, battle.table_id, new_version, current, self._wire_events(new_version, events), battle=after,
-            seat_ids=written.seat_ids if written.seat_ids is not None else seat_ids,
+            seat_ids=written.seat_ids if written.seat_ids is not None else seat_ids, quiet=quiet, prev_told=told,
         )
 
     # --- the battles as the last command this process knows of left them --------------------
@@ -1150,6 +1183,7 @@ class BattleService:
             all(type(getattr(battle, name)) is int for name in ("id", "table_id", "version"))
             and all(type(getattr(battle, name)) is str for name in ("system_id", "seed", "status", "mix"))
             and type(battle.state) is dict
+            and (battle.public_version is None or type(battle.public_version) is int)
         ):
             return False
         return self._remember_battle(battle, only_newer=True)
@@ -1183,12 +1217,11 @@ class BattleService:
         physical = physical_dice.dice_view(battle.state, viewer)  # the roll due from real dice (H9)
         if physical is not None:  # while the battle waits for dice, nobody may declare anything
             view = {**view, "physical": physical, **({"legal": []} if physical["due"] else {})}
-        visible = [
-            {k: v for k, v in ev.items() if k != "visibility"}
-            for ev in events
-            if may_see(str(ev.get("visibility", "gm")), viewer, battle.state)
-        ]
-        return {"battle_id": battle.id, "v": battle.version, "system": battle.system_id, "status": battle.status, "view": view, "events": visible,
+        # each event in the words written for this viewer (rules.core.event_for)
+        visible = [shown for ev in events if (shown := event_for(ev, viewer, battle.state)) is not None]
+        # a player's or spectator's version stays where it was across a GM's secret (see CommandResult.quiet)
+        version = battle.version if viewer.is_gm else told_version(battle)
+        return {"battle_id": battle.id, "v": version, "system": battle.system_id, "status": battle.status, "view": view, "events": visible,
                 "dice": dice_info(battle.seed, battle.mix, battle.status)}
 
     def events_since(self, battle_id: int, since_v: int, limit: int = SYNC_EVENT_LIMIT) -> list[dict[str, Any]]:

@@ -221,12 +221,17 @@ class Hub:
         idle: list[dict[str, Any]] = []  # projections of seats that control no combatant
         shared: dict[str, Any] | None = None  # the one every such seat gets, once that is plain
         for viewer in self.viewers_of(result.table_id, result.seat_ids):  # the GM and spectators first
+            if result.quiet and not viewer.is_gm:
+                continue  # a GM's secret: nothing tells the others it happened (not even a new version)
             is_idle = viewer.role == "player" and not viewer.own_combatants(battle.state)
             if is_idle and shared is not None:
                 payload = shared
             else:
                 payload = self.service.project(battle, viewer, result.events)
-                payload.update(t="update", prev_v=result.prev_version)
+                # the others' pages hold the version they were last told of (a GM's secret since
+                # then sent them nothing): this update follows on from it
+                told = result.prev_version if viewer.is_gm or result.prev_told is None else result.prev_told
+                payload.update(t="update", prev_v=told)
                 if viewer.role == "spectator":
                     spectators = payload
                 elif is_idle:

@@ -62,6 +62,17 @@ class BattleRecord:
     status: str
     #: the mix of the players' client seeds (:func:`rules.dice.mix_entropy`)
     mix: str = ""
+    #: the last version the players and spectators were told of (None: ``version``); see
+    #: :attr:`webapp.models.Battle.public_version`
+    public_version: int | None = None
+
+
+def told_version(battle: Any) -> int:
+    """The version of a battle (a row or a :class:`BattleRecord`) that a player's or a spectator's
+    page holds once it has every update it was sent: a GM's secret raises the battle's version, not
+    this one."""
+    public = getattr(battle, "public_version", None)
+    return battle.version if public is None else public
 
 
 @dataclass
@@ -95,6 +106,8 @@ class CommandWrite:
     mix: str | None = None
     #: the battle's new dice seed (None: unchanged; an undo after the end, whose seed was revealed)
     seed: str | None = None
+    #: the battle's public version after this command (None: the new version, told to everyone)
+    public_version: int | None = None
 
     def event_rows(self) -> list[dict[str, Any]]:
         return event_rows(self.battle_id, self.new_version, self.events, self.at)
@@ -153,14 +166,15 @@ class CoreCommandStore:
         )
         columns = [battle.c.id, battle.c.table_id, battle.c.system_id, battle.c.version, battle.c.state, battle.c.seed,
                    battle.c.status, seen]
-        self._read = core_select(*columns, *([seats] if seats is not None else []), battle.c.mix).where(battle.c.id == bindparam("b_id"))
+        self._read = core_select(*columns, *([seats] if seats is not None else []), battle.c.mix, battle.c.public_version).where(
+            battle.c.id == bindparam("b_id"))
         self._compare_and_set = (
             update(battle)
             .where(battle.c.id == bindparam("b_id"), battle.c.version == bindparam("b_version"))
             .values(
                 version=bindparam("new_version"), state=bindparam("new_state"), status=bindparam("new_status"),
                 updated_at=bindparam("now"), mix=func.coalesce(bindparam("new_mix"), battle.c.mix),
-                seed=func.coalesce(bindparam("new_seed"), battle.c.seed),
+                seed=func.coalesce(bindparam("new_seed"), battle.c.seed), public_version=bindparam("new_public"),
             )
         )
         self._insert_snapshot = insert(snapshot)
@@ -179,8 +193,8 @@ class CoreCommandStore:
         row = conn.execute(self._read, {"b_id": battle_id, "m_id": msg_id}).first()
         if row is None:
             return None
-        seats = (row[8].split(",") if row[8] else []) if len(row) > 9 else None
-        return BattleRead(BattleRecord(*row[:7], mix=row[-1]), row[7], seats)
+        seats = (row[8].split(",") if row[8] else []) if len(row) > 10 else None
+        return BattleRead(BattleRecord(*row[:7], mix=row[-2], public_version=row[-1]), row[7], seats)
 
     def write(self, conn: Any, w: CommandWrite) -> Written | None:
         """Write the command if the battle is still at ``w.current``; None (nothing written) if not."""
@@ -188,7 +202,7 @@ class CoreCommandStore:
             changed = conn.execute(
                 self._compare_and_set,
                 {"b_id": w.battle_id, "b_version": w.current, "new_version": w.new_version, "new_state": w.state,
-                 "new_status": w.status, "now": w.at, "new_mix": w.mix, "new_seed": w.seed},
+                 "new_status": w.status, "now": w.at, "new_mix": w.mix, "new_seed": w.seed, "new_public": w.public_version},
             )
             if changed.rowcount != 1:
                 conn.rollback()
@@ -220,7 +234,7 @@ class CoreCommandStore:
 _PG_READ = """
 SELECT b.id, b.table_id, b.system_id, b.version, b.state::text, b.seed, b.status,
        (SELECT c.version FROM battle_command c WHERE c.battle_id = b.id AND c.msg_id = %(msg_id)s::varchar),
-       ARRAY(SELECT s.public_id FROM seat s WHERE s.table_id = b.table_id ORDER BY s.id), b.mix
+       ARRAY(SELECT s.public_id FROM seat s WHERE s.table_id = b.table_id ORDER BY s.id), b.mix, b.public_version
 FROM battle b WHERE b.id = %(battle_id)s
 """
 
@@ -230,7 +244,8 @@ FROM battle b WHERE b.id = %(battle_id)s
 _PG_WRITE = """
 WITH cas AS (
     UPDATE battle SET version = %(new_version)s::integer, state = %(state)s, status = %(status)s::varchar,
-                      updated_at = %(at)s, mix = COALESCE(%(mix)s::varchar, mix), seed = COALESCE(%(seed)s::varchar, seed)
+                      updated_at = %(at)s, mix = COALESCE(%(mix)s::varchar, mix), seed = COALESCE(%(seed)s::varchar, seed),
+                      public_version = %(public_version)s::integer
     WHERE id = %(battle_id)s::integer AND version = %(current)s::integer
     RETURNING id
 ), snapshot AS (
@@ -319,7 +334,7 @@ class PostgresCommandStore(CoreCommandStore):
         row = self._read_row(conn, _PG_READ, {"battle_id": battle_id, "msg_id": msg_id})
         if row is None:
             return None
-        battle = BattleRecord(row[0], row[1], row[2], row[3], wire.loads(row[4]), row[5], row[6], row[9])  # the state read by orjson
+        battle = BattleRecord(row[0], row[1], row[2], row[3], wire.loads(row[4]), row[5], row[6], row[9], row[10])  # the state read by orjson
         return BattleRead(battle, row[7], list(row[8]))
 
     def _read_row(self, conn: Any, query: str, params: dict[str, Any]) -> Any:
@@ -340,7 +355,7 @@ class PostgresCommandStore(CoreCommandStore):
             "battle_id": w.battle_id, "current": w.current, "new_version": w.new_version, "state": Json(w.state),
             "status": w.status, "at": w.at, "prev_version": w.prev_version, "checkpoint": w.checkpoint,
             "msg_id": w.msg_id, "actor": w.actor, "declaration": Json(w.declaration), "events": Json(_pg_events(w.event_rows())),
-            "table_id": w.table_id, "mix": w.mix, "seed": w.seed,
+            "table_id": w.table_id, "mix": w.mix, "seed": w.seed, "public_version": w.public_version,
         }
         try:
             row = conn.pg.execute(_PG_WRITE, params).fetchone()
@@ -421,11 +436,12 @@ _SQLITE_READ = """
 SELECT b.id, b.table_id, b.system_id, b.version, b.state, b.seed, b.status,
        (SELECT c.version FROM battle_command c WHERE c.battle_id = b.id AND c.msg_id = ?),
        (SELECT group_concat(public_id) FROM (SELECT s.public_id FROM seat s WHERE s.table_id = b.table_id ORDER BY s.id)),
-       b.mix
+       b.mix, b.public_version
 FROM battle b WHERE b.id = ?
 """
 _SQLITE_SEAT_IDS = "SELECT public_id FROM seat WHERE table_id = ? ORDER BY id"
-_SQLITE_CAS = "UPDATE battle SET version = ?, state = ?, status = ?, updated_at = ?, mix = COALESCE(?, mix), seed = COALESCE(?, seed) WHERE id = ? AND version = ?"
+_SQLITE_CAS = ("UPDATE battle SET version = ?, state = ?, status = ?, updated_at = ?, mix = COALESCE(?, mix), seed = COALESCE(?, seed), "
+               "public_version = ? WHERE id = ? AND version = ?")
 _SQLITE_SNAPSHOT = "INSERT INTO battle_snapshot (battle_id, version, state, prev_version, checkpoint) VALUES (?, ?, ?, ?, ?)"
 _SQLITE_EVENT = (
     'INSERT INTO battle_event (battle_id, version, "index", type, visibility, payload, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)'
@@ -461,12 +477,12 @@ class SqliteCommandStore(CoreCommandStore):
         if row is None:
             return None
         seats = row[8].split(",") if row[8] else []
-        return BattleRead(BattleRecord(row[0], row[1], row[2], row[3], wire.loads(row[4]), row[5], row[6], row[9]), row[7], seats)
+        return BattleRead(BattleRecord(row[0], row[1], row[2], row[3], wire.loads(row[4]), row[5], row[6], row[9], row[10]), row[7], seats)
 
     def write(self, conn: Any, w: CommandWrite) -> Written | None:
         state, at = wire.dumps(w.state), _sqlite_time(w.at)
         try:
-            changed = conn.execute(_SQLITE_CAS, (w.new_version, state, w.status, at, w.mix, w.seed, w.battle_id, w.current))
+            changed = conn.execute(_SQLITE_CAS, (w.new_version, state, w.status, at, w.mix, w.seed, w.public_version, w.battle_id, w.current))
             if changed.rowcount != 1:
                 conn.rollback()
                 return None
