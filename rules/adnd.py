@@ -38,6 +38,7 @@ from .core import (
     event,
     may_see,
     require,
+    told,
 )
 from .dice import DiceSource, Roll
 from .errors import IllegalDeclaration, InvalidDeclaration
@@ -598,7 +599,10 @@ class AdndDemonIdol(RuleSystem):
             new["last_at"] = float(at)
         for e in events:
             if e["type"] not in ("declaration.made",):
-                new["round_log"].append({"type": e["type"], "text": e["text"], "visibility": e["visibility"]})
+                line = {"type": e["type"], "text": e["text"], "visibility": e["visibility"]}
+                if e.get("others"):
+                    line["others"] = e["others"]["text"]
+                new["round_log"].append(line)
         return new, events
 
     def _expect(self, state: State, *phases: str) -> None:
@@ -720,6 +724,7 @@ class AdndDemonIdol(RuleSystem):
         total = roll.total + modifier
         # the score is the monster type's (ruling AD&D-4): hit dice and the +M, never current hit points
         parts: list[str] = []
+        told_parts: list[str] = []  # an NPC's score (its hit dice) stays the DM's: the others hear the outcome
         margins: dict[str, int] = {}
         results: dict[str, str] = {}
         for cid in dict.fromkeys(group):
@@ -727,23 +732,28 @@ class AdndDemonIdol(RuleSystem):
             if not _able(c):
                 continue
             score = morale_score(c["hit_dice"], c.get("hit_dice_plus", 0), c["morale_mod"])
+            shown = c["controller"] == "seat"
             if total <= score:
                 parts.append(f"{_label(cid, state)} holds ({score}%)")
+                told_parts.append(parts[-1] if shown else f"{_label(cid, state)} holds")
                 if c.get("morale") == "fall_back":
                     c["morale"] = None  # it stands its ground again
                 continue
             margins[cid] = total - score
             results[cid], words = morale_failure(total - score)
             parts.append(f"{_label(cid, state)} fails by {total - score} ({score}%) and {words}")
+            told_parts.append(parts[-1] if shown else f"{_label(cid, state)} fails and {words}")
         text = f"Morale check, d100 {roll.total}{modifier:+d} = {total}: " + ("; ".join(parts) or "nobody able")
-        events.append(event("morale.checked", text + ".", rolls=[roll], total=total,
-                            failed=list(results), results=results))
+        public = f"Morale check, d100 {roll.total}{modifier:+d} = {total}: " + ("; ".join(told_parts) or "nobody able")
+        events.append(event("morale.checked", text + ".", rolls=[roll], visibility=PUBLIC if public == text else GM_ONLY,
+                            others=told(public + ".", rolls=[roll], total=total, failed=list(results), results=results),
+                            total=total, failed=list(results), results=results))
         for cid, band in results.items():
             self._morale_fails(state, cid, band, margins[cid], events)
         if state["phase"] == "declarations" and results:
             self._maybe_finish_declarations(state, dice, events)
         if opening:
-            state["steps"]["morale"] = {"skipped": False, "note": text}
+            state["steps"]["morale"] = {"skipped": False, "note": text, "told": public}
             self._after_opening(state, dice, events)
 
     def _after_opening(self, state: State, dice: DiceSource, events: list[Event]) -> None:
@@ -813,6 +823,12 @@ class AdndDemonIdol(RuleSystem):
                                     f"{self._describe(state, state['declarations'][cid])}.",
                                     visibility=GM_ONLY, combatant=cid))
         self._maybe_finish_declarations(state, dice, events)
+
+    @staticmethod
+    def _stats_visibility(state: State, *cids: str) -> str:
+        """Who may see words with the numbers of these combatants: everyone when all are the players'
+        (their sheets are on the table), else the DM alone (an NPC's numbers are the DM's)."""
+        return PUBLIC if all(state["combatants"][cid]["controller"] == "seat" for cid in cids) else GM_ONLY
 
     def _decl_visibility(self, state: State, cid: str) -> str:
         return PUBLIC if state["combatants"][cid]["controller"] == "seat" else GM_ONLY
@@ -1017,7 +1033,9 @@ class AdndDemonIdol(RuleSystem):
             out["trigger"] = _text(d, "trigger", 80) or "when the moment comes"
         return out
 
-    def _describe(self, state: State, a: Mapping[str, Any]) -> str:
+    def _describe(self, state: State, a: Mapping[str, Any], *, note: bool = True) -> str:
+        """A declared action in words; ``note``: with the note written on it (the DM's notes on an
+        NPC's action are the DM's alone: they never leave the DM's screen)."""
         kind = a["kind"]
         target = _label(a["target"], state) if a.get("target") else ""
         words = {
@@ -1030,7 +1048,7 @@ class AdndDemonIdol(RuleSystem):
             words = f"cast {a.get('spell', 'a spell')} ({a.get('casting_time', 1)} seg.)"
             if target:
                 words += f" at {target}"
-        if a.get("note"):
+        if note and a.get("note"):
             words += f" ({a['note']})"
         if a.get("prepared"):
             words = f"prepare to {words}, {a.get('trigger')}"
@@ -1141,6 +1159,8 @@ class AdndDemonIdol(RuleSystem):
                 "why": why, "hidden": c["controller"] != "seat", "prepared": a.get("prepared", False),
                 "trigger": a.get("trigger", ""), "attacks": c["attacks"] if a["kind"] == "melee" else 1,
                 "always": always, "delay": delay, "label": self._describe(state, a),
+                # the label the table sees once the action is out: an NPC's without the DM's note
+                "told": self._describe(state, a, note=c["controller"] == "seat"),
             }
             for k in ("spell", "casting_time", "damage", "segments", "x", "y", "continuing", "note", "morale"):
                 if k in a:
@@ -1478,9 +1498,10 @@ class AdndDemonIdol(RuleSystem):
             words = {"psionic": "psionic combat", "parley": "calls for a parley", "await": "waits and watches",
                      "device": "uses a device", "custom": "finishes the task", "set": "sets a weapon against "
                      "a charge"}.get(kind, kind)
-            if a.get("note"):
-                words += f" ({a['note']})"
-            events.append(event("action.resolved", f"{c['name']} {words}{why}.", **data))
+            noted = f" ({a['note']})" if a.get("note") else ""
+            private = bool(noted) and c["controller"] != "seat"  # the DM's note on an NPC's action
+            events.append(event("action.resolved", f"{c['name']} {words}{noted}{why}.", visibility=GM_ONLY if private else PUBLIC,
+                                others=told(f"{c['name']} {words}{why}.", **data), **data))
 
     def _why_text(self, a: Mapping[str, Any]) -> str:
         extra = [w for w in a["why"][1:] if w]
@@ -1499,6 +1520,8 @@ class AdndDemonIdol(RuleSystem):
                                                f"{'fire' if shot else 'the blow'}.", attacker=cid, target=target))
             return []
         need = c["thac0"] - t["ac"]
+        # the number needed tells an NPC's THAC0 or AC: the whole line for the DM when either is one
+        shown = self._stats_visibility(state, cid, target)
         n, sides, mod = parse_dice(damage)
         dealt = []
         for _ in range(count):
@@ -1507,12 +1530,16 @@ class AdndDemonIdol(RuleSystem):
                 dmg = rolled_by(dice, cid).roll(n, sides, f"{c['name']}'s {with_what} damage", mod + bonus)
                 amount = max(1, dmg.total)
                 dealt.append(amount)
-                events.append(event("attack.hit", f"{c['name']} hits {t['name']} with the {with_what}: "
-                                                  f"{roll.total} against {need} needed, {amount} damage.",
+                hit = f"{c['name']} hits {t['name']} with the {with_what}: {roll.total}"
+                events.append(event("attack.hit", f"{hit} against {need} needed, {amount} damage.", visibility=shown,
+                                    others=told(f"{hit}, {amount} damage.", rolls=[roll, dmg], attacker=cid, target=target,
+                                                damage=amount),
                                     rolls=[roll, dmg], attacker=cid, target=target, damage=amount))
             else:
-                events.append(event("attack.missed", f"{c['name']} misses {t['name']}: {roll.total} against "
-                                                     f"{need} needed.", rolls=[roll], attacker=cid, target=target))
+                miss = f"{c['name']} misses {t['name']}: {roll.total}"
+                events.append(event("attack.missed", f"{miss} against {need} needed.", visibility=shown,
+                                    others=told(f"{miss}.", rolls=[roll], attacker=cid, target=target),
+                                    rolls=[roll], attacker=cid, target=target))
         return dealt
 
     def _damage(self, state: State, target: str, amount: int, source: str, events: list[Event],
@@ -1524,8 +1551,10 @@ class AdndDemonIdol(RuleSystem):
         t["hp"] -= amount
         t["stable"] = False
         words = self._condition_after(state, target)
+        # an NPC's hit points are the DM's: the table hears the damage and what it did
         events.append(event("damage.dealt", f"{t['name']} takes {amount} damage from {source} "
-                                            f"({before} to {t['hp']}){words}.",
+                                            f"({before} to {t['hp']}){words}.", visibility=self._stats_visibility(state, target),
+                            others=told(f"{t['name']} takes {amount} damage from {source}{words}.", combatant=target, amount=amount),
                             combatant=target, amount=amount, hp=t["hp"]))
         if target in spare:
             return
@@ -1771,7 +1800,10 @@ class AdndDemonIdol(RuleSystem):
         cid = self._own(state, d, viewer)
         a = self._find_act(state, cid, ("readied",))
         a["triggered"] = True
+        told_label = a.get("told", a["label"])
         events.append(event("action.triggered", f"{_label(cid, state)}'s trigger comes: {a['label']}.",
+                            visibility=PUBLIC if told_label == a["label"] else GM_ONLY,
+                            others=told(f"{_label(cid, state)}'s trigger comes: {told_label}.", combatant=cid),
                             combatant=cid))
         if a["kind"] == "spell" and not self._surprising_side(state):
             last = state["last_key"] or a["key"]
@@ -1812,8 +1844,10 @@ class AdndDemonIdol(RuleSystem):
                 c = state["combatants"][cid]
                 c["hp"] -= 1
                 words = self._condition_after(state, cid)
-                events.append(event("combatant.bled", f"{c['name']} bleeds: 1 hit point lost ({c['hp']})"
-                                                      f"{' and dies' if 'dies' in words else ''}.",
+                dies = " and dies" if "dies" in words else ""
+                events.append(event("combatant.bled", f"{c['name']} bleeds: 1 hit point lost ({c['hp']}){dies}.",
+                                    visibility=self._stats_visibility(state, cid),
+                                    others=told(f"{c['name']} bleeds: 1 hit point lost{dies}.", combatant=cid),
                                     combatant=cid, hp=c["hp"]))
             if not bleeders:
                 events.append(event("bleeding.checked", "Nobody is bleeding."))
@@ -1929,11 +1963,16 @@ class AdndDemonIdol(RuleSystem):
                    events: list[Event]) -> None:
         cid = self._own(state, d, viewer)
         c = state["combatants"][cid]
+        before = self._condition_word(c)
         c["hp"] = _int(d, "hp", None, -20, 500)
         if c["hp"] > 0 and c["condition"] in ("down", "dead"):
             c["condition"] = "ok"
         self._condition_after(state, cid)
-        events.append(event("hp.set", f"The DM sets {c['name']}'s hit points.", visibility=GM_ONLY, combatant=cid))
+        # an NPC's hit points are the DM's: the table hears of them only if they change its state
+        after = self._condition_word(c)
+        others = told(f"The DM changes {c['name']}'s state: now {after}.", combatant=cid) if after != before else None
+        events.append(event("hp.set", f"The DM sets {c['name']}'s hit points to {c['hp']}.",
+                            visibility=self._stats_visibility(state, cid), others=others, combatant=cid))
 
     def _morale_fails(self, state: State, cid: str, band: str, margin: int, events: list[Event]) -> None:
         """What a failed morale check does (ruling AD&D-4): falling back keeps the declared action;
@@ -2095,7 +2134,8 @@ class AdndDemonIdol(RuleSystem):
             for a in shown:
                 track.append({
                     "id": a["id"], "combatant": a["combatant"], "name": _label(a["combatant"], state),
-                    "side": a["side"], "letter": a["letter"], "kind": a["kind"], "label": a["label"],
+                    "side": a["side"], "letter": a["letter"], "kind": a["kind"],
+                    "label": a["label"] if gm else a.get("told", a["label"]),
                     "target": a.get("target"), "segment": min(10, a["segment"]), "step": step_no,
                     "status": a["status"], "why": list(a["why"]), "attacks": a["attacks"],
                     "together": len(shown) > 1,
@@ -2118,9 +2158,9 @@ class AdndDemonIdol(RuleSystem):
             encounter.pop("reaction")
         recap = None
         if state["recap"]:
-            recap = {"round": state["recap"]["round"],
-                     "lines": [ln["text"] for ln in state["recap"]["lines"]
-                               if may_see(ln["visibility"], viewer, state)]}
+            recap = {"round": state["recap"]["round"],  # each line in the words written for this viewer
+                     "lines": [ln["text"] if may_see(ln["visibility"], viewer, state) else ln["others"]
+                               for ln in state["recap"]["lines"] if may_see(ln["visibility"], viewer, state) or ln.get("others")]}
         return {
             "system": self.id,
             "status": state["status"],
@@ -2191,6 +2231,8 @@ class AdndDemonIdol(RuleSystem):
             else:
                 st = "upcoming"
             note = info.get("note", "") if (viewer.is_gm or not info.get("private")) else "rolled in secret"
+            if not viewer.is_gm and "told" in info:  # the step's words for the table (no NPC's numbers)
+                note = info["told"]
             steps.append({"key": key, "label": PHASE_LABELS[key], "state": st, "note": note})
         return {"steps": steps, "current": current, "round": state["round"], "pending": self._pending(state, viewer),
                 "awaiting": self._clock(state)}

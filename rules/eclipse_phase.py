@@ -36,7 +36,7 @@ from typing import Any
 
 from . import terrain
 from .carry_over import carried_fields, carry_over_help, parse_conditions
-from .core import Event, Field, RuleSystem, State, Viewer, combatant_visibility, event
+from .core import GM_ONLY, Event, Field, RuleSystem, State, Viewer, combatant_visibility, event, told
 from .dice import DiceSource
 from .errors import IllegalDeclaration, InvalidDeclaration
 from .physical import active as physical_active
@@ -54,6 +54,8 @@ WOUND_PENALTY = 10
 SKILLS = {"melee": "Melee", "guns": "Guns", "athletics": "Athletics"}
 POOLS = ("flex", "vigor")
 POOL_LABELS = {"flex": "Flex", "vigor": "Vigor"}
+#: a defence in the words of those who do not see the defender's numbers
+DEFENDS = {"melee": "blocks or parries", "fray": "dodges"}
 
 SIZES = {
     "very_small": ("tiny (insect or mouse size)", -30),
@@ -228,6 +230,16 @@ def superior_failure_degree(roll: int) -> int:
     [0, 0, 1, 1, 2, 2]
     """
     return 2 if roll <= 33 else 1 if roll <= 66 else 0
+
+
+def _without_target(result: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """A test's result as those who do not see the tester's numbers know it: the die and what it
+    means, not the target number.
+
+    >>> _without_target(judge(45, 70))["label"], "target" in _without_target(judge(45, 70))
+    ('success', False)
+    """
+    return None if result is None else {k: v for k, v in result.items() if k != "target"}
 
 
 def result_words(result: Mapping[str, Any]) -> str:
@@ -707,7 +719,11 @@ class EclipsePhase(RuleSystem):
         state["initiative"] = scores
         state["turn_index"] = 0
         text = ", ".join(f"{state['combatants'][cid]['name']} {scores[cid]['total']}" for cid in order)
+        names = ", ".join(state["combatants"][cid]["name"] for cid in order)
+        # the totals come from each combatant's Initiative: the others hear the order and see the dice
         events.append(event("round.started", f"Action turn {state['round']}. Initiative: {text}.", rolls=rolls,
+                            visibility=GM_ONLY, others=told(f"Action turn {state['round']}. The order: {names}.", rolls=rolls,
+                                                            round=state["round"], order=order),
                             round=state["round"], order=order))
         self._begin_turn(state, events)
 
@@ -1121,11 +1137,12 @@ class EclipsePhase(RuleSystem):
         state["pending"] = pending
         if choices["aggressive"]:
             a["aggressive"] = True
-        text = (f"{a['name']} attacks {t['name']} with the {weapon['name']}"
-                f"{'' if mode == 'single' else ' (' + MODES[mode] + ')'}"
-                f"{', a called shot ' + _called_words(choices) if choices['called_shot'] else ''}: target number {target} "
-                f"({_breakdown(SKILLS[weapon['skill']], skill, mods, pool_bonus)}).")
-        events.append(event("attack.declared", text, attacker=a["id"], defender=t["id"], target=target))
+        attack = (f"{a['name']} attacks {t['name']} with the {weapon['name']}{'' if mode == 'single' else ' (' + MODES[mode] + ')'}"
+                  f"{', a called shot ' + _called_words(choices) if choices['called_shot'] else ''}")
+        text = f"{attack}: target number {target} ({_breakdown(SKILLS[weapon['skill']], skill, mods, pool_bonus)})."
+        events.append(event("attack.declared", text, visibility=combatant_visibility(a["id"]),
+                            others=told(f"{attack}.", attacker=a["id"], defender=t["id"]),
+                            attacker=a["id"], defender=t["id"], target=target))
         if not self._can_defend(t):
             why = t["state"] if t["state"] != "ok" else next(
                 c for c in ("unconscious", "surprised") if c in t["conditions"])
@@ -1177,6 +1194,8 @@ class EclipsePhase(RuleSystem):
                         "mods": mods, "pool": pool, "target": target}
         events.append(event("defence.declared", f"{c['name']} defends: target number {target} "
                             f"({_breakdown(chosen['skill_label'], chosen['skill'], mods, pool_bonus)}).",
+                            visibility=combatant_visibility(c["id"]),
+                            others=told(f"{c['name']} {DEFENDS[method]}.", combatant=c["id"], method=method),
                             combatant=c["id"], target=target))
         self._roll_exchange(state, dice, events)
 
@@ -1206,12 +1225,17 @@ class EclipsePhase(RuleSystem):
         p["phase"] = "reaction"
         ar, dr = p["rolls"]["attacker"], p["rolls"]["defender"]
         text = f"{a['name']} rolls {ar['roll']:02d} against {ar['target']}: {ar['label']}."
+        words = f"{a['name']} rolls {ar['roll']:02d}: {ar['label']}."
         if dr is not None:
             text += f" {t['name']} rolls {dr['roll']:02d} against {dr['target']}: {dr['label']}."
+            words += f" {t['name']} rolls {dr['roll']:02d}: {dr['label']}."
         result = contest(ar, dr)
-        text += f" As it stands: {'a hit' if result == 'hit' else 'a miss'}."
-        events.append(event("attack.rolled", text, rolls=rolls, attacker=a["id"], defender=t["id"],
-                            attack=ar, defence=dr, standing=result))
+        standing = f" As it stands: {'a hit' if result == 'hit' else 'a miss'}."
+        # both sides' target numbers: the whole line for the GM, the dice and what they mean for everyone
+        events.append(event("attack.rolled", text + standing, rolls=rolls, visibility=GM_ONLY,
+                            others=told(words + standing, rolls=rolls, attacker=a["id"], defender=t["id"],
+                                        attack=_without_target(ar), defence=_without_target(dr), standing=result),
+                            attacker=a["id"], defender=t["id"], attack=ar, defence=dr, standing=result))
         self._settle_reactions(state, dice, events)
 
     # post-roll pool use
@@ -1255,13 +1279,13 @@ class EclipsePhase(RuleSystem):
         before = p["rolls"][side]
         if use == "flip":
             after = judge(flip(before["roll"]), before["target"])
-            text = f"{c['name']} spends {POOL_LABELS[pool]} to swap {before['roll']:02d} into {after['roll']:02d}: "
+            text = f"to swap {before['roll']:02d} into {after['roll']:02d}: "
         elif use == "upgrade":
             after = judge(before["roll"], before["target"], 1)
-            text = f"{c['name']} spends {POOL_LABELS[pool]} for one more superior success: "
+            text = "for one more superior success: "
         else:
             after = dict(before, critical=False, label="failure")
-            text = f"{c['name']} spends {POOL_LABELS[pool]} to soften the critical failure: "
+            text = "to soften the critical failure: "
         after["pool_use"] = use
         p["rolls"][side] = after
         c["pools"][pool] -= 1
@@ -1272,7 +1296,11 @@ class EclipsePhase(RuleSystem):
             p["post"][other]["accepted"] = False
         result = contest(p["rolls"]["attacker"], p["rolls"]["defender"])
         text += f"{after['label']}. As it stands: {'a hit' if result == 'hit' else 'a miss'}."
-        events.append(event("pool.spent", text, combatant=c["id"], pool=pool, use=use, result=after, standing=result))
+        # which pool, and so how many points are left in it, is the combatant's own number
+        events.append(event("pool.spent", f"{c['name']} spends {POOL_LABELS[pool]} {text}", visibility=combatant_visibility(c["id"]),
+                            others=told(f"{c['name']} spends a pool point {text}", combatant=c["id"], use=use,
+                                        result=_without_target(after), standing=result),
+                            combatant=c["id"], pool=pool, use=use, result=after, standing=result))
         self._settle_reactions(state, dice, events)
 
     def _reaction_side(self, state: State, c: Mapping[str, Any]) -> str:
@@ -1379,8 +1407,16 @@ class EclipsePhase(RuleSystem):
         text += f", {_count(wounds, 'wound')}." if wounds else "."
         exchange.update({"damage_rolled": rolled, "damage": total, "armour": armour, "through": through,
                          "wounds": wounds})
-        events.append(event("damage.dealt", text, rolls=rolls, combatant=t["id"], rolled=rolled, total=total,
-                            armour=armour, through=through, wounds=wounds, critical=crit))
+        # the armour is the target's number, and so is what gets through (its damage) unless the GM
+        # shows everyone's Durability numbers; the dice and the wounds are for all to see
+        shown = {"through": through} if state["reveal_health"] else {}
+        words = f"Damage to {t['name']}: {parts[0]}" + (f"; {through} gets through" if shown else "")
+        words += f", {_count(wounds, 'wound')}." if wounds else "."
+        events.append(event("damage.dealt", text, rolls=rolls, visibility=combatant_visibility(t["id"]),
+                            others=told(words, rolls=rolls, combatant=t["id"], rolled=rolled, total=total, wounds=wounds,
+                                        critical=crit, **shown),
+                            combatant=t["id"], rolled=rolled, total=total, armour=armour, through=through, wounds=wounds,
+                            critical=crit))
         if t["damage"] >= t["death_rating"] and t["state"] != "dead":
             t["state"] = "dead"
             events.append(event("combatant.killed", f"{t['name']} is killed.", combatant=t["id"]))
@@ -1484,6 +1520,10 @@ class EclipsePhase(RuleSystem):
                 f"({t['som_check']} {_signed(-WOUND_PENALTY * (t['wounds'] + t['traumas']))} for {hurt}): "
                 f"{result_words(res)}, {outcome}.")
         events.append(event("check.passed" if res["success"] else "check.failed", text, rolls=[roll],
+                            visibility=combatant_visibility(t["id"]),
+                            others=told(f"{t['name']} rolls {res['roll']:02d} on its SOM check: {result_words(res)}, {outcome}.",
+                                        rolls=[roll], combatant=t["id"], check=_without_target(res), knocked_down=knocked_down,
+                                        knocked_out=knocked_out),
                             combatant=t["id"], check=res, knocked_down=knocked_down, knocked_out=knocked_out))
 
     # GM tools
@@ -1511,13 +1551,15 @@ class EclipsePhase(RuleSystem):
             text = f"GM: {mod['label']} {_signed(value)} to {c['name']}'s {scope} {applies if applies != 'all' else 'test'}s"
             text = text if lasting else text[:-1]
             text += "."
-        events.append(event("modifier.added", text, combatant=c["id"], modifier=mod))
+        # a combatant's modifiers are its own numbers: its player and the GM hear of them
+        events.append(event("modifier.added", text, visibility=combatant_visibility(c["id"]), combatant=c["id"], modifier=mod))
 
     def _do_clear_modifiers(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                             events: list[Event]) -> None:
         c = self._combatant(state, d)
         c["modifiers"] = []
-        events.append(event("modifier.cleared", f"GM clears {c['name']}'s extra modifiers.", combatant=c["id"]))
+        events.append(event("modifier.cleared", f"GM clears {c['name']}'s extra modifiers.", visibility=combatant_visibility(c["id"]),
+                            combatant=c["id"]))
 
     def _do_condition(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                       events: list[Event]) -> None:
@@ -1551,12 +1593,11 @@ class EclipsePhase(RuleSystem):
         c["state"] = "dead" if damage >= c["death_rating"] else "incapacitated" if damage >= c["durability"] else "ok"
         change = f" ({c['state'] if c['state'] != 'ok' else 'back in the fight'})" if c["state"] != before else ""
         # the damage total is hidden from other seats and spectators unless the GM reveals numbers
-        events.append(event("combatant.adjusted", f"GM sets {c['name']} to {damage} damage and "
-                            f"{_count(wounds, 'wound')}{change}.", visibility=combatant_visibility(c["id"]),
+        text = f"GM sets {c['name']} to {damage} damage and {_count(wounds, 'wound')}{change}."
+        words = told(text, combatant=c["id"], damage=damage, wounds=wounds) if state["reveal_health"] else told(
+            f"GM corrects {c['name']}'s injuries: {_count(wounds, 'wound')}{change}.", combatant=c["id"], wounds=wounds)
+        events.append(event("combatant.adjusted", text, visibility=combatant_visibility(c["id"]), others=words,
                             combatant=c["id"], damage=damage, wounds=wounds))
-        if not state["reveal_health"]:
-            events.append(event("combatant.adjusted", f"GM corrects {c['name']}'s injuries: "
-                                f"{_count(wounds, 'wound')}{change}.", combatant=c["id"], wounds=wounds))
         if state["active"] == c["id"] and not _able(c):
             self._end_turn(state, dice, events)
         self._check_end(state, events)
@@ -1724,7 +1765,9 @@ class EclipsePhase(RuleSystem):
         public["weapons"] = [w["name"] for w in c["weapons"]]
         public["health"] = self._coarse(c)
         public["mine"] = viewer.controls(state, c["id"]) and not viewer.is_gm
-        public["initiative_total"] = state["initiative"].get(c["id"], {}).get("total")
+        # the total comes from the Initiative stat: the combatant's own number
+        public["initiative_total"] = (state["initiative"].get(c["id"], {}).get("total")
+                                      if self._sees_numbers(state, viewer, c["id"]) else None)
         public["markers"] = ([_count(c["wounds"], "wound")] if c["wounds"] else []) + [
             CONDITIONS[k] for k in c["conditions"]] + (["full defence"] if c["full_defence"] else []) + [
             f"{w['name']} dropped" for w in c["weapons"] if w.get("dropped_at")]
@@ -1738,7 +1781,9 @@ class EclipsePhase(RuleSystem):
             public["weapon_stats"] = copy.deepcopy(c["weapons"])
         return public
 
-    def _project_pending(self, state: State) -> dict[str, Any] | None:
+    def _project_pending(self, state: State, viewer: Viewer) -> dict[str, Any] | None:
+        """The exchange in progress: a side's target number, skill, modifiers, pool and weapon numbers
+        only for those who see that side's numbers (its player and the GM); the dice for everyone."""
         p = state["pending"]
         if p is None:
             return None
@@ -1764,7 +1809,34 @@ class EclipsePhase(RuleSystem):
         if p["rolls"]:
             view["standing"] = contest(p["rolls"]["attacker"], p["rolls"]["defender"])
         view["waiting"] = waiting
+        if not self._sees_numbers(state, viewer, a["id"]):
+            view.update(skill_value=None, mods=[], pool=None, target=None, breakdown=None,
+                        weapon={k: p["weapon"][k] for k in ("name", "skill")})
+            if view["rolls"]:
+                view["rolls"]["attacker"] = _without_target(view["rolls"]["attacker"])
+        if not self._sees_numbers(state, viewer, t["id"]):
+            if view["defence"]:
+                view["defence"] = {k: view["defence"][k] for k in ("method", "skill_label")}
+            if view["rolls"]:
+                view["rolls"]["defender"] = _without_target(view["rolls"]["defender"])
         return view
+
+    def _project_exchange(self, state: State, viewer: Viewer) -> dict[str, Any] | None:
+        """The last attack: its target numbers, the armour and what got through (the defender's
+        damage, unless the GM shows everyone's Durability numbers) only for those who see them."""
+        x = copy.deepcopy(state["last_exchange"])
+        if x is None:
+            return None
+        if not self._sees_numbers(state, viewer, x["attacker"]):
+            x["attack"] = _without_target(x["attack"])
+        if not self._sees_numbers(state, viewer, x["defender"]):
+            x["defence"] = _without_target(x.get("defence"))
+            x["armour"] = None
+            if "som_check" in x:
+                x["som_check"] = _without_target(x["som_check"])
+            if "through" in x and not state["reveal_health"]:
+                x["through"] = None
+        return x
 
     def _distances(self, state: State, origin: str | None) -> dict[str, Any] | None:
         if origin is None:
@@ -1784,8 +1856,11 @@ class EclipsePhase(RuleSystem):
 
     def view_for(self, state: State, viewer: Viewer) -> dict[str, Any]:
         combatants = [self._project_combatant(state, c, viewer) for c in state["combatants"].values()]
-        order = [{"id": cid, "name": state["combatants"][cid]["name"], "total": state["initiative"][cid]["total"],
-                  "roll": state["initiative"][cid]["roll"], "score": state["initiative"][cid]["score"],
+        # a combatant's place and die for everyone; its score and total (its Initiative) for those who see its numbers
+        sighted = {cid for cid in state["order"] if self._sees_numbers(state, viewer, cid)}
+        order = [{"id": cid, "name": state["combatants"][cid]["name"],
+                  "total": state["initiative"][cid]["total"] if cid in sighted else None,
+                  "roll": state["initiative"][cid]["roll"], "score": state["initiative"][cid]["score"] if cid in sighted else None,
                   "active": cid == state["active"], "done": i < state["turn_index"],
                   "able": _able(state["combatants"][cid])}
                  for i, cid in enumerate(state["order"])]
@@ -1801,8 +1876,8 @@ class EclipsePhase(RuleSystem):
             "active": active,
             "turn": copy.deepcopy(state["turn"]) if active else None,
             "combatants": combatants,
-            "pending": self._project_pending(state),
-            "last_exchange": copy.deepcopy(state["last_exchange"]),
+            "pending": self._project_pending(state, viewer),
+            "last_exchange": self._project_exchange(state, viewer),
             "distances": self._distances(state, active),
             "outcome": copy.deepcopy(state.get("outcome")),
             "you": {"role": viewer.role, "combatants": viewer.own_combatants(state)},

@@ -7,6 +7,11 @@ the battle has ended, the revealed seed. It never holds a seat key, the GM key o
 key. An import is checked whole before anything is written: the schema, then the commitment, every
 die and every command re-applied (:func:`webapp.verify.verify_document`); a file that fails changes
 nothing.
+
+The GM's export holds everything (``"audience": "gm"``). Anyone else, once the GM shared the
+finished battle, gets the public copy (``"audience": "public"``, :func:`public_copy`): the battle as
+a spectator saw it, with every die drawn, so the dice still verify; it holds no value the
+spectator's view hides and no private note, so it cannot be re-applied or imported.
 """
 
 from __future__ import annotations
@@ -19,7 +24,8 @@ from typing import Any
 
 from sqlmodel import col, select
 
-from rules import RulesError, get_system
+from rules import RulesError, Viewer, get_system
+from rules.core import PUBLIC, event_for
 from rules.dice import commitment
 from rules.fair import ALGORITHM, ENTROPY
 
@@ -34,7 +40,7 @@ from .models import (
     utcnow,
 )
 from .service import BattleService, _join_code, _token
-from .store import event_rows
+from .store import event_rows, told_version
 from .text import read_payload, scrub
 from .verify import Mismatch, reapply, seed_epochs, undone_versions, verify_document
 
@@ -59,8 +65,9 @@ def board_version() -> str:
         return "0"
 
 
-def export_battle(service: BattleService, battle_id: int) -> dict[str, Any]:
-    """The battle as one JSON-ready document (the seed only once the battle has ended)."""
+def export_battle(service: BattleService, battle_id: int, *, public: bool = False) -> dict[str, Any]:
+    """The battle as one JSON-ready document (the seed only once the battle has ended); ``public``:
+    the copy for anyone but the GM (:func:`public_copy`)."""
     battle = service.battle(battle_id)
     system = get_system(battle.system_id)
     with service.session() as s:
@@ -90,9 +97,10 @@ def export_battle(service: BattleService, battle_id: int) -> dict[str, Any]:
                     draws.append({"version": step.version, "draws": step.draws})
         except (Mismatch, RulesError):
             pass  # the verifier will say where; the export still carries the log
-    return {
+    doc = {
         "format": FORMAT,
         "schema_version": SCHEMA_VERSION,
+        "audience": "gm",
         "exported_at": _time(utcnow()),
         "board": {"software": "battleboard", "version": board_version()},
         "system": {"id": system.id, "name": system.name, "version": board_version()},
@@ -115,13 +123,41 @@ def export_battle(service: BattleService, battle_id: int) -> dict[str, Any]:
             "draws": draws,
         },
     }
+    return public_copy(doc, told_version(battle)) if public else doc
 
 
-def export_json(service: BattleService, battle_id: int) -> bytes:
-    """The export as UTF-8 JSON. Text stored before the board read every field (a lone surrogate, a
-    control character) is written as U+FFFD, the same everywhere, so the file is valid UTF-8 and its
-    commands still re-apply to its events."""
-    return json.dumps(scrub(export_battle(service, battle_id)), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+#: whom the public copy is written for
+SPECTATOR = Viewer.spectator()
+
+
+def public_copy(doc: dict[str, Any], told: int) -> dict[str, Any]:
+    """The export as a spectator saw the battle: each event in the words written for the others
+    (none that reached only the GM), the commands those events came from (their type, never their
+    details), the start and the end as the spectator's view shows them, no setup (the lineup's
+    stats and the options hold the GM's secrets), and every die drawn (the revealed seed gives them
+    all anyway): enough for verify_dice.py, not for an import. ``told``: the battle's last version
+    the spectators were told of."""
+    system = get_system(doc["system"]["id"])
+    events = []
+    for ev in doc["events"]:
+        shown = event_for(ev, SPECTATOR, {})  # a spectator sees no seat's or combatant's own events
+        if shown is not None:
+            events.append({**shown, "visibility": PUBLIC})
+    told_versions = {ev["v"] for ev in events}
+    commands = [{**c, "declaration": {"type": c["declaration"].get("type")}} for c in doc["commands"] if c["version"] in told_versions]
+
+    def seen(state: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in system.view_for(state, SPECTATOR).items() if k != "legal"} if state else {}
+
+    return {**doc, "audience": "public", "battle": {**doc["battle"], "version": told}, "setup": None,
+            "initial_state": seen(doc["initial_state"]), "commands": commands, "events": events, "final_state": seen(doc["final_state"])}
+
+
+def export_json(service: BattleService, battle_id: int, *, public: bool = False) -> bytes:
+    """The export (``public``: the public copy) as UTF-8 JSON. Text stored before the board read every
+    field (a lone surrogate, a control character) is written as U+FFFD, the same everywhere, so the
+    file is valid UTF-8 and its commands still re-apply to its events."""
+    return json.dumps(scrub(export_battle(service, battle_id, public=public)), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 def _time(moment: datetime) -> str:
@@ -191,6 +227,8 @@ def check_shape(doc: Any) -> None:
 def import_document(service: BattleService, doc: dict[str, Any], *, library: Any = None) -> tuple[GameTable, int]:
     """Load a checked document as a finished battle of a new table (whose GM is whoever imported it):
     the table and the battle's id. The document is verified first; nothing is written if it fails."""
+    _need(doc.get("audience", "gm") == "gm", "this is the public copy of a battle: it leaves out what only the GM saw, so it "
+          "cannot be re-checked and imported (its dice still verify with verify_dice.py); import the GM's export")
     _need(doc["battle"].get("status") == "ended" and all(isinstance(e["seed"], str) for e in doc["dice"]["seeds"]),
           "only a finished battle can be imported (this one has not ended: its dice seed is not revealed)")
     verdict = verify_document(doc)

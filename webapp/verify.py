@@ -245,6 +245,9 @@ def verify_document(doc: Mapping[str, Any]) -> Verdict:
     """Check an exported battle (already checked against the schema): the commitment, every die,
     every declaration re-applied, every event and the final state. The verdict names the first
     command that does not match."""
+    if doc.get("audience", "gm") != "gm":
+        return Verdict(False, "this is the public copy of a battle: it leaves out what only the GM saw, so its commands cannot "
+                              "be re-applied (its dice still verify with verify_dice.py)")
     dice_part = doc["dice"]
     epochs = dice_part.get("seeds") or [{"version": 1, "commitment": dice_part["commitment"], "seed": dice_part.get("seed")}]
     if epochs[0]["version"] != 1 or epochs[0]["commitment"] != dice_part["commitment"] or epochs[0]["seed"] != dice_part.get("seed"):

@@ -547,7 +547,7 @@ def battle_report(slug: str, battle_id: int) -> Any:
 @bp.get("/t/<slug>/battles/<int:battle_id>/export.json")
 def battle_export(slug: str, battle_id: int) -> Any:
     """A battle as one JSON document: for the GM at any time (the seed only after the end), for anyone
-    else once the battle has ended and the GM marked it shareable."""
+    else once the battle has ended and the GM marked it shareable (the public copy: no GM secret)."""
     from .export import export_json
 
     table = _table_or_404(slug)
@@ -560,7 +560,7 @@ def battle_export(slug: str, battle_id: int) -> Any:
         abort(404)
     if not gm and not (battle.status == "ended" and battle.shareable):
         return {"ok": False, "error": "only the GM may download this battle (until it has ended and the GM shares it)"}, 403
-    response = Response(export_json(_hub().service, battle_id), mimetype="application/json")
+    response = Response(export_json(_hub().service, battle_id, public=not gm), mimetype="application/json")
     response.headers["Content-Disposition"] = f'attachment; filename="battle-{table.slug}-{battle_id}.json"'
     response.headers["Cache-Control"] = "private, no-store"
     return response

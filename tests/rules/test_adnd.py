@@ -366,7 +366,9 @@ def test_full_round_with_scripted_dice_turn_by_turn() -> None:
     assert state["phase"] == "bleeding"
     state, _ = run(state, "bleed")
     recap = S.view_for(state, SPECTATOR)["recap"]["lines"]
-    assert "Orc hits Fig with the spear: 14 against 14 needed, 3 damage." in recap
+    # the number needed comes from the NPCs' THAC0 and AC: the table hears the roll and the damage
+    assert "Orc hits Fig with the spear: 14, 3 damage." in recap and "Fig takes 3 damage from Orc." in recap
+    assert "Orc hits Fig with the spear: 14 against 14 needed, 3 damage." in S.view_for(state, GM)["recap"]["lines"]
     assert recap[-2:] == ["Side A: Fig wounded.", "Side B: Orc fighting."]
     assert "(DM) side B: Orc 5/5 hp." in S.view_for(state, GM)["recap"]["lines"]
     state, events = run(state, "next_round")
@@ -836,7 +838,11 @@ def test_dm_declarations_stay_hidden_until_they_resolve() -> None:
     assert "Next to resolve (segment 1): a secret action." in S.view_for(state, SPECTATOR)["procedure"]["pending"]
     state, events = run(state, "resolve_next", [2, 2])
     assert [t["combatant"] for t in S.view_for(state, SPECTATOR)["track"]] == ["orc", "fig"]
-    assert all(e["visibility"] == "public" for e in events)
+    # every step of the resolution reaches the table, in words without the orc's numbers or the DM's note
+    assert len(visible_events(events, SPECTATOR, state)) == len(events)
+    told = json.dumps([visible_events(events, SPECTATOR, state), S.view_for(state, SPECTATOR)])
+    assert "aims" not in told and "needed" not in told
+    assert "aims at the leader" in json.dumps(S.view_for(state, GM)["track"])
     assert "hp" not in [c for c in S.view_for(state, SPECTATOR)["combatants"] if c["id"] == "orc"][0]
 
 
