@@ -122,6 +122,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     hub(app).service.prune_unused_images()  # uploads no board or roster took (each upload prunes too)
     settle_memory()
+    hub(app).start_heartbeat()  # pages that missed an update catch up on their own
     checkpoint_in_background(hub(app).service.engine)
     socketio.run(app, host=args.host, port=args.port, allow_unsafe_werkzeug=True, use_reloader=False, log_output=False)
     return 0

@@ -56,6 +56,9 @@ class Config:
     #: noticed by both ends within their sum (python-engineio's own defaults, 25 + 20 s, took 45 s)
     ping_interval: int = 10
     ping_timeout: int = 10
+    #: seconds between the heartbeats that tell each page the battle's version and its table's stamp
+    #: as the database holds them (a page that missed an update catches up within this time; 0: none)
+    heartbeat_seconds: float = 3.0
     extra: dict = field(default_factory=dict)
 
     def finish(self) -> Config:
@@ -100,6 +103,7 @@ def load_config(**overrides: object) -> Config:
         db_timeout=float(_int(env.get("BATTLEBOARD_DB_TIMEOUT"), 30)),
         ping_interval=_seconds(env.get("BATTLEBOARD_PING_INTERVAL"), 10),
         ping_timeout=_seconds(env.get("BATTLEBOARD_PING_TIMEOUT"), 10),
+        heartbeat_seconds=float(_seconds(env.get("BATTLEBOARD_HEARTBEAT_SECONDS"), 3)),
     )
     for key, value in overrides.items():
         if not hasattr(config, key):

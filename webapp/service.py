@@ -359,6 +359,26 @@ class BattleService:
         with self.session() as s:
             return list(s.exec(select(Seat).where(Seat.table_id == table_id).order_by(Seat.id)))
 
+    def tables_as_they_are(self, table_ids: Iterable[int]) -> dict[int, tuple[GameTable, list[Seat], tuple[int, int] | None]]:
+        """Several tables as the database holds them now, each with its seats and its battle's
+        version and the version its players and spectators were told of (three queries for all of
+        them, none of a battle's state): what the heartbeat tells a process's pages."""
+        ids = sorted(set(table_ids))
+        if not ids:
+            return {}
+        with self.session() as s:
+            tables = list(s.exec(select(GameTable).where(col(GameTable.id).in_(ids))))
+            seats = list(s.exec(select(Seat).where(col(Seat.table_id).in_(ids)).order_by(col(Seat.id))))
+            battle_ids = [t.battle_id for t in tables if t.battle_id is not None]
+            rows = s.exec(select(Battle.id, Battle.version, Battle.public_version).where(col(Battle.id).in_(battle_ids))).all() if battle_ids else []
+        versions = {row[0]: (row[1], row[1] if row[2] is None else row[2]) for row in rows}
+        found: dict[int, tuple[GameTable, list[Seat], tuple[int, int] | None]] = {}
+        for table in tables:
+            assert table.id is not None
+            found[table.id] = (table, [seat for seat in seats if seat.table_id == table.id],
+                               versions.get(table.battle_id) if table.battle_id is not None else None)
+        return found
+
     def viewer_for(self, table: GameTable, token: Any) -> tuple[Viewer, Seat | None]:
         """The role a token gives at a table: GM token, a seat's token, or nothing (spectator)."""
         if not token:
@@ -1039,7 +1059,7 @@ class BattleService:
                 if seen_version is not None:
                     resend = battle if seen_version == battle.version else None
                     result = CommandResult(battle.id, battle.table_id, seen_version, seen_version - 1, [], duplicate=True)
-                elif not self._current(battle, expected_v, actor) and not self._moved_on_beside(battle, expected_v, declaration):
+                elif not self._current(battle, expected_v, actor) and not self._moved_on_beside(battle, expected_v, declaration, actor):
                     now = battle.version if actor == "gm" else told_version(battle)
                     raise StaleVersion(
                         f"the battle has moved on (you saw version {expected_v}, it is now at {now}); look again and retry", now,
@@ -1076,7 +1096,7 @@ class BattleService:
     #: (client seeds, one per seat; the other side's secret choice)
     BESIDE_GAP = 16
 
-    def _moved_on_beside(self, battle: BattleRecord, seen: Any, declaration: dict[str, Any]) -> bool:
+    def _moved_on_beside(self, battle: BattleRecord, seen: Any, declaration: dict[str, Any], actor: str = "gm") -> bool:
         """Whether every command since version ``seen`` left what ``declaration`` was made on as it was,
         so that it still reads the same board and is applied rather than refused as out of date:
 
@@ -1086,17 +1106,26 @@ class BattleService:
           secret choice), another combatant's simultaneous declaration: the two sides choose at the
           same moment, blind to each other, and the turn cannot have resolved without this
           combatant's own choice. A choice for the same combatant, or any other command, in between
-          still makes it out of date.
+          still makes it out of date;
+        - for a player's or a spectator's command, a GM's secret (a command whose events reach only
+          the GM): it changed nothing they see, and refusing would tell them it happened.
         """
         current = battle.version
         if not isinstance(seen, int) or not 0 <= seen < current or current - seen > self.BESIDE_GAP:
             return False
         system = get_system(battle.system_id)
         with self.session() as s:
-            kinds = s.exec(select(BattleCommand.declaration).where(
+            commands = s.exec(select(BattleCommand.version, BattleCommand.actor, BattleCommand.declaration).where(
                 BattleCommand.battle_id == battle.id, col(BattleCommand.version) > seen, col(BattleCommand.version) <= current)).all()
-        return len(kinds) == current - seen and all(
-            isinstance(d, dict) and (d.get("type") == ENTROPY or system.made_beside(declaration, d)) for d in kinds)
+            rows = s.exec(select(BattleEvent.version, BattleEvent.visibility, BattleEvent.payload).where(
+                BattleEvent.battle_id == battle.id, col(BattleEvent.version) > seen)).all() if actor != "gm" else []
+        secret = {version for version, by, _d in commands if by == "gm"} & {row[0] for row in rows}  # (one with events)
+        for version, visibility, payload in rows:
+            if not reaches_only_the_gm({**payload, "visibility": visibility}, battle.state):
+                secret.discard(version)
+        return len(commands) == current - seen and all(
+            isinstance(d, dict) and (d.get("type") == ENTROPY or system.made_beside(declaration, d) or version in secret)
+            for version, _by, d in commands)
 
     def _apply(
         self,

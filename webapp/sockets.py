@@ -8,10 +8,16 @@ Server to client (nouns): ``table``, ``snapshot``, ``update``, ``error``.
 Each socket joins the room of its projection (the GM, one seat, or the spectators), so every
 broadcast is computed once per projection, not once per socket, and works across processes through
 the message queue.
+
+No page is left behind when an update is lost (the message queue down, a process killed between
+its write and its broadcast): every few seconds, and at once when the message queue comes back,
+each process tells its own pages the battle's version as the database holds it and the stamp of
+their table's payload (``heartbeat``); a page that holds less syncs.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import secrets
@@ -36,7 +42,7 @@ from .models import GameTable, Seat, display_settings
 from .service import BattleService, CommandResult, StaleVersion
 from .store import BattleRecord
 from .text import read_payload
-from .wire import BoardRedisManager
+from .wire import BoardRedisManager, dumps_bytes
 
 log = logging.getLogger("battleboard")
 #: how long a process trusts its list of a table's seats when broadcasting
@@ -126,6 +132,7 @@ class Hub:
                     for screen in self.service.screens_of(table.id)
                 ],
             )
+        payload["stamp"] = stamp_of(payload)
         return payload
 
     @staticmethod
@@ -211,6 +218,55 @@ class Hub:
     def forget_seats(self, table_id: int) -> None:
         self._seat_cache.pop(table_id, None)
 
+    # --- the heartbeat: no page left behind -------------------------------------------------------
+    def heartbeat(self) -> int:
+        """Tell every page of this process where its table and battle stand in the database: the
+        battle's id and version (for a player or a spectator, the last version they were told of:
+        a GM's secret stays one) and the stamp of the table's payload for that page. A page that
+        holds an older version or another stamp syncs; a page that is up to date does nothing.
+        Sent to this process's rooms only (each process beats for its own pages); the number of
+        rooms told."""
+        with self._guard:
+            rooms = {room_of(c.table_id, c.viewer): (c.table_id, c.viewer) for c in self.connections.values()}
+        if not rooms:
+            return 0
+        tables = self.service.tables_as_they_are(table_id for table_id, _ in rooms.values())
+        for room, (table_id, viewer) in rooms.items():
+            found = tables.get(table_id)
+            if found is None:
+                continue
+            table, seats, versions = found
+            version = None if versions is None else versions[0] if viewer.is_gm else versions[1]
+            beat = {"battle_id": table.battle_id, "v": version, "stamp": self.table_payload(table, viewer, seats)["stamp"]}
+            socketio.server.emit("heartbeat", beat, to=room, namespace="/", ignore_queue=True)
+        return len(rooms)
+
+    def start_heartbeat(self) -> None:
+        """Beat every ``config.heartbeat_seconds`` for as long as the process serves (see
+        :meth:`heartbeat`); a failed beat (the database away a moment) waits for the next one."""
+        every = self.config.heartbeat_seconds
+
+        def beat() -> None:
+            while True:
+                socketio.sleep(every)
+                try:
+                    self.heartbeat()
+                except Exception:  # the next beat tries again
+                    log.exception("the heartbeat could not read the tables")
+
+        if every > 0:
+            socketio.start_background_task(beat)
+
+    def queue_back(self) -> None:
+        """The message queue is back after an outage: updates of the other processes may have been
+        lost meanwhile, so every page of this process hears at once where things stand."""
+        try:
+            told = self.heartbeat()
+        except Exception:
+            log.exception("could not tell the pages to catch up after the message queue came back")
+            return
+        log.warning("the message queue is back: %d rooms told to catch up", told)
+
     # --- broadcasting -----------------------------------------------------------------------
     def broadcast_result(self, result: CommandResult) -> None:
         """Send each projection room its own update. Rooms whose projections are equal (seats that
@@ -279,6 +335,7 @@ class Hub:
         server = socketio.server
         if isinstance(server.manager, BoardRedisManager):
             server.manager.on_peer_battle = self.service.learn_battle
+            server.manager.on_reconnect = self.queue_back
         for name, (fn, gm_only) in EVENT_HANDLERS.items():
             server.on(name, partial(self._dispatch, name, fn, gm_only), namespace="/")
 
@@ -316,6 +373,15 @@ class Hub:
     def seat_joined(self, table: GameTable, seat: Seat) -> None:
         self.forget_seats(table.id)
         socketio.emit("table", self.table_payload(table, Viewer.gm()), to=room_of(table.id, Viewer.gm()))
+
+
+def stamp_of(payload: dict[str, Any]) -> str:
+    """A short digest of a table payload: a page compares its table's with the heartbeat's.
+
+    >>> stamp_of({"name": "Keep"}) == stamp_of({"name": "Keep"}) != stamp_of({"name": "Tower"})
+    True
+    """
+    return hashlib.blake2b(dumps_bytes(payload), digest_size=8).hexdigest()
 
 
 def _hub() -> Hub:

@@ -9,8 +9,10 @@ bits, which a client can send inside a declaration) and as the reader of everyth
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -79,33 +81,76 @@ class QueueJson:
     loads = staticmethod(loads)
 
 
+#: the method of a message that carries all of a command's projections (see BoardRedisManager)
+BATCH = "board-batch"
+
+
 class BoardRedisManager(socketio.RedisManager):
-    """Flask-SocketIO's Redis message queue, plus one message for all the projections of a command.
+    """Flask-SocketIO's Redis message queue, plus one message for all the projections of a command,
+    and a queue outage that leaves no page behind.
 
     A command's update goes to several rooms with different payloads (the GM, each seat, the
     spectators). Sent one by one, that is one Redis message per room, each published, then read and
     decoded by every process; :meth:`emit_many` publishes them as one message, which every process
-    (this one at once, the others through Redis) fans out to its own rooms in order."""
+    (this one at once, the others as they read it) fans out to its own rooms in order.
+
+    Only python-socketio's documented extension points of a pub/sub manager are overridden:
+    :meth:`_publish` and :meth:`_listen`. The listener reads the channel on its own connection and
+    fans the batches out itself; when Redis goes away it tries again every :attr:`RETRY_SECONDS`
+    (python-socketio's own listener backs off up to a minute), and once it is back it calls
+    :attr:`on_reconnect`: updates of the other processes were lost meanwhile, so this process's
+    pages are told at once where things stand (:meth:`webapp.sockets.Hub.queue_back`). While Redis
+    is down, a publish gives up at once (a command is not held up) and the other processes' pages
+    catch up the same way when it is back."""
+
+    #: seconds between attempts to reach Redis again while it is down
+    RETRY_SECONDS = 0.25
 
     def __init__(self, url: str, channel: str) -> None:
         super().__init__(url, channel=channel, write_only=False, json=QueueJson)
-        # how this process's own batches begin on the wire (``host_id`` is their first key)
-        self._own_batch = b'{"host_id":"' + self.host_id.encode() + b'"'
+        # how this process's own batches begin on the wire (its first keys: see emit_many)
+        self._own_batch = b'{"method":"' + BATCH.encode() + b'","host_id":"' + self.host_id.encode() + b'"'
         #: called with the ``battle`` another process sent along with its batch, before its rooms here
         #: get the batch (the battle as that process's command left it; see BattleService.learn_battle)
         self.on_peer_battle: Callable[[dict[str, Any]], Any] | None = None
+        #: called (in the listener) when the connection to Redis is back after it was lost
+        self.on_reconnect: Callable[[], Any] | None = None
+        self._publisher: Any = None
+        self._publish_down_at: float | None = None
+        self._publish_tried = 0.0
 
     def set_server(self, server: Any) -> None:
         super().set_server(server)
         self.json = QueueJson  # python-socketio swaps in the packets' JSON module here
 
-    def _listen(self) -> Any:
-        # the queue hands every message back to its sender too: a process's own batches reached its
-        # rooms when they were published, so they are dropped here without being decoded
-        for message in super()._listen():
-            if isinstance(message, bytes) and message.startswith(self._own_batch):
-                continue
-            yield message
+    def _client(self, **options: Any) -> Any:
+        """A Redis client of the queue's address that fails fast: no retries of its own (the
+        listener retries, a publish gives up) and a short connection timeout."""
+        import redis
+        from redis.backoff import NoBackoff
+        from redis.retry import Retry
+
+        return redis.Redis.from_url(self.redis_url, **{"socket_connect_timeout": 1.0, "retry": Retry(NoBackoff(), 0), **options,
+                                                       **self.redis_options})
+
+    # --- publishing ----------------------------------------------------------------------------
+    def _publish(self, data: Any) -> None:
+        now = time.monotonic()
+        if self._publish_down_at is not None and now - self._publish_tried < self.RETRY_SECONDS:
+            return  # Redis is down: the pages of the other processes catch up once it is back
+        self._publish_tried = now
+        try:
+            if self._publisher is None:
+                self._publisher = self._client(socket_timeout=2.0)
+            self._publisher.publish(self.channel, self.json.dumps(data))
+        except Exception as exc:  # noqa: BLE001 (any failure of the queue: the command stands)
+            if self._publish_down_at is None:
+                log.warning("cannot publish to the message queue (%s): the other processes' pages catch up when it is back", exc)
+                self._publish_down_at = now
+            return
+        if self._publish_down_at is not None:
+            log.warning("publishing to the message queue again after %.1f s", now - self._publish_down_at)
+            self._publish_down_at = None
 
     def emit_many(self, emits: list[tuple[str, Any, str | list[str]]], namespace: str = "/", battle: dict[str, Any] | None = None) -> None:
         # each payload is encoded once, here, as its Socket.IO packet: no process decodes and
@@ -114,38 +159,80 @@ class BoardRedisManager(socketio.RedisManager):
             {"room": room, "packet": self.server.packet_class(packet.EVENT, namespace=namespace, data=[event, data]).encode()}
             for event, data, room in emits
         ]
-        message = {
-            "host_id": self.host_id,  # first: see _listen
-            "method": "emit",
-            "event": None,
-            "data": None,
-            "batch": batch,
-            "binary": False,
-            "namespace": namespace,
-            "room": None,
-            "skip_sid": None,
-            "callback": None,
-            # for the other processes only: never part of a packet, so it reaches no client
-            "battle": battle,
-        }
-        self._handle_emit(message)  # this process's rooms now
-        self._publish(message)  # the other processes' rooms
+        self._deliver(namespace, batch)  # this process's rooms now
+        # the method and this process's id first: see _own_batch; ``battle`` is for the other
+        # processes only (never part of a packet, so it reaches no client)
+        self._publish({"method": BATCH, "host_id": self.host_id, "namespace": namespace, "batch": batch, "battle": battle})
 
-    def _handle_emit(self, message: dict[str, Any]) -> None:
-        batch = message.get("batch")
-        if batch is None:
-            super()._handle_emit(message)
-            return
-        battle = message.get("battle")
-        if battle is not None and self.on_peer_battle is not None and message.get("host_id") != self.host_id:
-            try:
-                self.on_peer_battle(battle)  # before the clients here see the update and answer it
-            except Exception:  # a cache only: the batch must still go out
-                log.exception("could not keep the battle another process sent")
-        namespace = message.get("namespace") or "/"
+    def _deliver(self, namespace: str, batch: list[dict[str, Any]]) -> None:
+        """Send a batch's ready packets to this process's sockets in its rooms."""
         if namespace not in self.rooms:
             return
         for item in batch:
             ready = eio_packet.Packet(eio_packet.MESSAGE, item["packet"])
             for _sid, eio_sid in self.get_participants(namespace, item["room"]):
-                self.server._send_eio_packet(eio_sid, ready)
+                self.server.eio.send_packet(eio_sid, ready)
+
+    # --- listening -----------------------------------------------------------------------------
+    def _listen(self) -> Any:
+        """The channel's messages for python-socketio's listener (decoded), bar the batches, which
+        are fanned out here; reconnects every RETRY_SECONDS while Redis is down, and tells
+        :attr:`on_reconnect` when it is back."""
+        channel = self.channel.encode()
+        lost_at: float | None = None
+        while True:
+            pubsub = None
+            try:
+                # health checks: a connection that died silently is noticed within seconds
+                pubsub = self._client(socket_keepalive=True, health_check_interval=5).pubsub(ignore_subscribe_messages=True)
+                pubsub.subscribe(self.channel)
+                if lost_at is not None:
+                    log.warning("the message queue is back after %.1f s", time.monotonic() - lost_at)
+                    lost_at = None
+                    self._reconnected()
+                while True:
+                    message = pubsub.get_message(timeout=1.0)
+                    if message is None or message.get("type") != "message" or message.get("channel") != channel:
+                        continue
+                    data = self._take(message.get("data"))
+                    if data is not None:
+                        yield data
+            except Exception as exc:  # noqa: BLE001 (Redis away: try again shortly)
+                if lost_at is None:
+                    log.warning("the message queue is unreachable (%s): updates between the processes wait for it; "
+                                "every page catches up when it is back", exc)
+                    lost_at = time.monotonic()
+                if pubsub is not None:
+                    with contextlib.suppress(Exception):
+                        pubsub.close()
+                self.server.sleep(self.RETRY_SECONDS)
+
+    def _reconnected(self) -> None:
+        if self.on_reconnect is not None:
+            try:
+                self.on_reconnect()
+            except Exception:  # the heartbeat still comes
+                log.exception("could not tell the pages to catch up")
+
+    def _take(self, raw: Any) -> dict[str, Any] | None:
+        """One message of the channel: a batch is fanned out here (None); anything else is decoded
+        for python-socketio's listener."""
+        if isinstance(raw, bytes) and raw.startswith(self._own_batch):
+            return None  # this process's own batch: its rooms here got it when it was published
+        try:
+            data = self.json.loads(raw)
+        except (ValueError, TypeError):
+            return None
+        if not isinstance(data, dict):
+            return None
+        if data.get("method") != BATCH:
+            return data
+        if data.get("host_id") != self.host_id and isinstance(data.get("batch"), list):
+            battle = data.get("battle")
+            if battle is not None and self.on_peer_battle is not None:
+                try:
+                    self.on_peer_battle(battle)  # before the clients here see the update and answer it
+                except Exception:  # a cache only: the batch must still go out
+                    log.exception("could not keep the battle another process sent")
+            self._deliver(data.get("namespace") or "/", data["batch"])
+        return None

@@ -40,6 +40,7 @@ def build_app() -> object:
 
 app = build_app()
 settle_memory()
+hub(app).start_heartbeat()  # pages that missed an update catch up on their own
 checkpoint_in_background(hub(app).service.engine)  # SQLite only
 
 __all__ = ["app", "socketio"]

@@ -1,8 +1,11 @@
 // The connection to the server: versions, catching up, reconnecting, and sending intentions.
 // The client applies an update only if its prev_v equals the version it holds; on any gap it syncs.
+// The server's heartbeat says where the battle and the table stand in its database: a page that
+// missed an update (the message queue between the server's processes down, a process killed before
+// it broadcast) catches up within seconds, with nobody doing anything.
 
 export function connect({ table, token, onTable, onBattle, onStatus, onError }) {
-  const state = { battleId: null, v: 0, events: [], view: null, system: null };
+  const state = { battleId: null, v: 0, events: [], view: null, system: null, stamp: null };
   // eslint-disable-next-line no-undef
   const socket = io({ auth: { table, token: token || null }, transports: ["websocket", "polling"], reconnectionDelayMax: 3000 });
 
@@ -37,11 +40,16 @@ export function connect({ table, token, onTable, onBattle, onStatus, onError }) 
     return onBattle(state, fresh);
   }
 
+  function takeTable(table) {
+    state.stamp = table ? table.stamp : null; // what the heartbeat compares with
+    onTable(table);
+  }
+
   async function sync() {
     const known = state.battleId;
     const ack = await emit("sync", { battle_id: known, since_v: state.v });
     if (!ack.ok) { onError(ack.error); return; }
-    onTable(ack.table);
+    takeTable(ack.table);
     const battle = ack.battle;
     await acceptBattle(battle, !battle || battle.battle_id !== known || battle.since_v === 0);
   }
@@ -64,8 +72,14 @@ export function connect({ table, token, onTable, onBattle, onStatus, onError }) 
     if (!socket.connected) socket.disconnect().connect();
   });
   socket.on("table", (payload) => {
-    onTable(payload);
+    takeTable(payload);
     if (payload.battle_id !== state.battleId) sync();
+  });
+  let catchingUp = null; // one sync at a time for the heartbeat
+  socket.on("heartbeat", (beat) => {
+    const behind = beat.battle_id !== state.battleId || (beat.v != null && beat.v > state.v) || beat.stamp !== state.stamp;
+    if (!behind || catchingUp) return;
+    catchingUp = sync().finally(() => { catchingUp = null; });
   });
   socket.on("update", (update) => {
     if (update.battle_id !== state.battleId) {

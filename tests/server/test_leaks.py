@@ -376,7 +376,7 @@ def test_no_hidden_value_or_private_note_reaches_a_player_or_spectator(tmp_path:
         assert accepted >= 5, f"{system_id}: too few declarations drawn from view['legal'] were accepted"
 
         # every page followed the battle update by update, with no gap to sync over, to where a sync says it is
-        for label, (client, viewer, _t) in {**others, "gm": (gm, Viewer.gm(), [])}.items():
+        for label, (client, _viewer, _t) in {**others, "gm": (gm, Viewer.gm(), [])}.items():
             updates = [m["args"][0] for m in client.transcript if "ack" not in m and m["name"] == "update"]
             held = next(m["reply"]["battle"]["v"] for m in client.transcript if "ack" in m and m["ack"] == "sync")
             for update in updates:
@@ -402,7 +402,7 @@ def test_no_hidden_value_or_private_note_reaches_a_player_or_spectator(tmp_path:
         ]
         surfaces = {"replay": shared["replay.json"].get_json(), "export": shared["export.json"].get_json(),
                     "report": shared["report"].get_data(as_text=True)}
-        for label, (client, viewer, other_tokens) in others.items():
+        for label, (client, _viewer, other_tokens) in others.items():
             blob = "\n".join(strings_in(client.transcript))
             for secret in secrets_everywhere + other_tokens:
                 assert secret not in blob, f"{system_id}: {label} received a secret ({secret[:24]}…)"
@@ -466,3 +466,69 @@ def test_seats_that_control_nothing_get_their_own_correct_view(tmp_path: Any) ->
             assert "defend" not in without_menus(updates), "a secret choice reached another seat"
     finally:
         service.engine.dispose()
+
+
+def updates_of(client: Any) -> list[dict[str, Any]]:
+    return [m["args"][0] for m in client.get_received() if m["name"] == "update"]
+
+
+def test_a_gms_secret_sends_the_others_nothing_and_their_pages_still_follow(app: Any) -> None:
+    """Phantom's Bane's "block escape" is the GM's alone: the players and the spectators get no
+    update at all (not even a new version); their version stays where it was, so the next update
+    follows on from it, their sync answers it, and a declaration made on it is current."""
+    from tests.conftest import Table
+
+    duel = Table(app)  # Alice plays Jharek, Bob the monster
+    gm, alice, spectator = duel.gm(), duel.alice(), duel.spectator()
+    battle_id, v = duel.battle_id, duel.version
+    for client in (gm, alice, spectator):
+        client.emit("sync", {}, callback=True)
+        client.get_received()
+    ack = gm.emit("declare", {"battle_id": battle_id, "expected_v": v, "msg_id": "block-1",
+                              "declaration": {"type": "set_escape", "possible": False}}, callback=True)
+    assert ack["ok"] and ack["v"] == v + 1, ack
+    [told] = updates_of(gm)
+    assert told["prev_v"] == v and [e["type"] for e in told["events"]] == ["escape.ruled"]
+    assert alice.get_received() == [] and spectator.get_received() == []  # nothing at all
+    for client in (alice, spectator):
+        synced = client.emit("sync", {"battle_id": battle_id, "since_v": v}, callback=True)["battle"]
+        assert synced["v"] == v and synced["events"] == [] and "escape_possible" not in json.dumps(synced)
+    # a declaration made on the version the player holds is current for them
+    ack = alice.emit("declare", {"battle_id": battle_id, "expected_v": v, "msg_id": "choose-1",
+                                 "declaration": {"type": "choose", "combatant": "jharek", "option": "run_away"}}, callback=True)
+    assert ack["ok"] and ack["v"] == v + 2, ack
+    for client in (alice, spectator):
+        [update] = updates_of(client)
+        assert (update["v"], update["prev_v"]) == (v + 2, v)  # applied at once: no gap to sync over
+    [update] = updates_of(gm)
+    assert (update["v"], update["prev_v"]) == (v + 2, v + 1)
+    # a stale declaration names the version the player knows of, never the GM's
+    gm.emit("declare", {"battle_id": battle_id, "expected_v": v + 2, "msg_id": "block-2",
+                        "declaration": {"type": "set_escape", "possible": True}}, callback=True)
+    stale = alice.emit("declare", {"battle_id": battle_id, "expected_v": v, "msg_id": "choose-2",
+                                   "declaration": {"type": "choose", "combatant": "jharek", "option": "press"}}, callback=True)
+    assert stale["code"] == "stale" and stale["v"] == v + 2 and f"now at {v + 2}" in stale["error"], stale
+
+
+def test_a_duplicate_message_sends_its_update_again(app: Any) -> None:
+    """The process that applied a command may have died before broadcasting it: the reply to the
+    resent message sends the update again, and a page that lacked it applies it."""
+    from tests.conftest import Table
+
+    duel = Table(app)
+    service = duel.service
+    alice, spectator = duel.alice(), duel.spectator()
+    battle_id, v = duel.battle_id, duel.version
+    for client in (alice, spectator):
+        client.emit("sync", {}, callback=True)
+    broadcaster, service.broadcaster = service.broadcaster, None  # the process dies before broadcasting
+    service.declare(battle_id, Viewer.player(duel.seat_a.public_id), {"type": "choose", "combatant": "jharek", "option": "defend"},
+                    expected_v=v, msg_id="lost-1", actor=f"seat:{duel.seat_a.public_id}")
+    service.broadcaster = broadcaster
+    spectator.get_received()
+    assert updates_of(spectator) == []
+    ack = alice.emit("declare", {"battle_id": battle_id, "expected_v": v, "msg_id": "lost-1",
+                                 "declaration": {"type": "choose", "combatant": "jharek", "option": "defend"}}, callback=True)
+    assert ack == {"ok": True, "v": v + 1, "duplicate": True}
+    [update] = updates_of(spectator)
+    assert (update["v"], update["prev_v"]) == (v + 1, v) and [e["type"] for e in update["events"]] == ["choice.made"]

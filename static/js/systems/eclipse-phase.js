@@ -196,7 +196,7 @@ export function render(root, view, ctx) {
       active: o.active,
       done: o.done,
       out: !o.able,
-      detail: `${o.total}`,
+      detail: o.total == null ? "" : `${o.total}`, // another's total is its own number
     }));
     if (!box.firstChild) {
       box.append(kit.turnStrip([], { label: "Initiative order", testid: "ep-initiative" }), h("p", { class: "muted ep-order-more" }));
@@ -220,7 +220,7 @@ export function render(root, view, ctx) {
       { class: `ep-test ep-${kind}`, dataset: { testid, roll: result.roll, success: String(result.success), critical: String(result.critical) } },
       h("span", { class: "ep-test-who" }, who),
       h("span", { class: `die d100 ep-die ${freshRolls ? "rolling" : ""}` }, pad(result.roll)),
-      h("span", { class: "ep-test-vs" }, `vs ${result.target}`),
+      result.target == null ? null : h("span", { class: "ep-test-vs" }, `vs ${result.target}`),
       h("strong", { class: "ep-test-label" }, result.label + (result.pool_use ? ` (after ${result.pool_use === "flip" ? "a swap" : result.pool_use === "upgrade" ? "an upgrade" : "softening"})` : "")),
     );
   }
@@ -233,16 +233,17 @@ export function render(root, view, ctx) {
         "section",
         { class: "ep-card ep-exchange ep-pending", dataset: { testid: "ep-exchange", phase: p.phase } },
         h("h2", {}, `${p.attacker_name} attacks ${p.defender_name}`),
-        h("p", { class: "ep-weapon" }, `${p.weapon.name} (${p.skill_label}, DV ${p.weapon.dv}${p.weapon.ap ? ", armour-piercing" : ""})`,
+        h("p", { class: "ep-weapon" }, `${p.weapon.name} (${p.skill_label}${p.weapon.dv ? `, DV ${p.weapon.dv}` : ""}${p.weapon.ap ? ", armour-piercing" : ""})`,
           p.choices.mode !== "single" ? `, ${p.choices.mode === "burst" ? "burst" : "full automatic"}` : "",
           ` — ${p.metres} m`),
         p.called_label ? h("p", { class: "ep-called", dataset: { testid: "ep-called-shot", aim: p.choices.called_shot } }, `Called shot ${p.called_label}: it comes off only with a superior success or a critical.`) : null,
         h("div", { class: "ep-targets" },
-          h("div", { class: "ep-tn", dataset: { testid: "ep-attack-target" } }, h("span", { class: "ep-tn-label" }, "Attack"), h("span", { class: "ep-tn-value" }, String(p.target))),
-          h("div", { class: "ep-tn", dataset: { testid: "ep-defence-target" } }, h("span", { class: "ep-tn-label" }, "Defence"),
-            h("span", { class: "ep-tn-value" }, def ? String(def.target) : p.phase === "defence" ? "?" : "—"))),
-        h("p", { class: "ep-breakdown muted" }, p.breakdown),
-        def ? h("p", { class: "ep-breakdown muted" }, `${def.skill_label} ${def.skill_value}${def.mods.map((m) => `, ${m.label} ${signed(m.value)}`).join("")}${def.pool ? ", pool +20" : ""}`) : null,
+          // a side's target number shows only to those who see its numbers (its player, the GM)
+          h("div", { class: "ep-tn", dataset: { testid: "ep-attack-target" } }, h("span", { class: "ep-tn-label" }, "Attack"), h("span", { class: "ep-tn-value" }, p.target == null ? "—" : String(p.target))),
+          h("div", { class: "ep-tn", dataset: { testid: "ep-defence-target" } }, h("span", { class: "ep-tn-label" }, def ? `Defence (${def.skill_label})` : "Defence"),
+            h("span", { class: "ep-tn-value" }, def ? (def.target == null ? "—" : String(def.target)) : p.phase === "defence" ? "?" : "—"))),
+        p.breakdown ? h("p", { class: "ep-breakdown muted" }, p.breakdown) : null,
+        def && def.skill_value != null ? h("p", { class: "ep-breakdown muted" }, `${def.skill_label} ${def.skill_value}${def.mods.map((m) => `, ${m.label} ${signed(m.value)}`).join("")}${def.pool ? ", pool +20" : ""}`) : null,
         p.extra && p.extra.length ? h("p", { class: "ep-extra" }, `Extra damage on a hit: ${p.extra.map((e) => `+${e.dice[0]}d${e.dice[1]} ${e.label}`).join(", ")}`) : null,
         p.rolls ? h("div", { class: "ep-rolls" }, d100(p.rolls.attacker, p.attacker_name, "ep-att-roll"), d100(p.rolls.defender, p.defender_name, "ep-def-roll")) : null,
         p.rolls ? h("p", { class: `ep-standing ep-${p.standing}`, dataset: { testid: "ep-standing" } }, p.standing === "hit" ? "As it stands: a hit" : "As it stands: a miss") : null,
@@ -264,10 +265,10 @@ export function render(root, view, ctx) {
         "dl",
         { class: "ep-damage", dataset: { testid: "ep-damage" } },
         h("dt", {}, "Damage"), h("dd", {}, x.attack.critical ? `${x.damage_rolled} × 2 = ${x.damage}` : String(x.damage)),
-        h("dt", {}, "Armour"), h("dd", {}, String(x.armour)),
-        h("dt", {}, "Gets through"), h("dd", {}, String(x.through)),
+        x.armour == null ? null : [h("dt", {}, "Armour"), h("dd", {}, String(x.armour))],
+        x.through == null ? null : [h("dt", {}, "Gets through"), h("dd", {}, String(x.through))],
         h("dt", {}, "Wounds"), h("dd", {}, String(x.wounds)),
-        x.som_check ? [h("dt", {}, "SOM check"), h("dd", {}, `${pad(x.som_check.roll)} vs ${x.som_check.target}: ${x.som_check.success ? "stays up" : "goes down"}`)] : null,
+        x.som_check ? [h("dt", {}, "SOM check"), h("dd", {}, `${pad(x.som_check.roll)}${x.som_check.target == null ? "" : ` vs ${x.som_check.target}`}: ${x.som_check.success ? "stays up" : "goes down"}`)] : null,
       ) : null,
     );
   }
