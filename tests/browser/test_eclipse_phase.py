@@ -80,7 +80,11 @@ def test_one_exchange_between_two_phones(browser: Any, live_server: LiveServer, 
         alice.click("[data-testid=ep-declare-attack]")
         for p in (gm, alice, bob, watch):
             p.wait_for_selector("[data-testid=ep-exchange][data-phase=defence]")
+        # the target number is the attacker's own number: its player and the GM see it, nobody else
+        for p in (gm, alice):
             assert p.inner_text("[data-testid=ep-attack-target]").endswith("70")
+        for p in (bob, watch):
+            assert p.locator("[data-testid=ep-attack-target]").count() == 0
         # only the defender's phone (and the GM) get the defence choice
         bob.wait_for_selector("[data-testid=ep-defend-fray]")
         assert alice.locator("[data-testid^=ep-defend-]").count() == 0
@@ -106,8 +110,9 @@ def test_one_exchange_between_two_phones(browser: Any, live_server: LiveServer, 
             p.wait_for_selector("[data-testid=ep-exchange][data-phase=done]")
         results = {p.get_attribute("[data-testid=ep-exchange]", "data-result") for p in (gm, alice, bob, watch)}
         assert len(results) == 1
-        if results == {"hit"}:
-            assert "Gets through" in watch.inner_text("[data-testid=ep-damage]")
+        if results == {"hit"}:  # what got through is the defender's damage: its player and the GM see it
+            assert "Gets through" in bob.inner_text("[data-testid=ep-damage]")
+            assert "Gets through" not in watch.inner_text("[data-testid=ep-damage]")
         for n, p in (("gm", gm), ("alice", alice), ("bob", bob), ("watch", watch)):
             p.screenshot(path=str(shots / f"{n}-after-exchange.png"), full_page=True)
         assert '"durability"' not in spy.text() and '\\\\"durability\\\\"' not in spy.text()

@@ -237,11 +237,12 @@ export function render(root, view, ctx) {
           p.choices.mode !== "single" ? `, ${p.choices.mode === "burst" ? "burst" : "full automatic"}` : "",
           ` — ${p.metres} m`),
         p.called_label ? h("p", { class: "ep-called", dataset: { testid: "ep-called-shot", aim: p.choices.called_shot } }, `Called shot ${p.called_label}: it comes off only with a superior success or a critical.`) : null,
-        h("div", { class: "ep-targets" },
-          // a side's target number shows only to those who see its numbers (its player, the GM)
+        // a side's target number reaches only those who see its numbers (its player, the GM): a page
+        // that sees neither side's shows no target numbers at all
+        p.target != null || (def && def.target != null) ? h("div", { class: "ep-targets" },
           h("div", { class: "ep-tn", dataset: { testid: "ep-attack-target" } }, h("span", { class: "ep-tn-label" }, "Attack"), h("span", { class: "ep-tn-value" }, p.target == null ? "—" : String(p.target))),
           h("div", { class: "ep-tn", dataset: { testid: "ep-defence-target" } }, h("span", { class: "ep-tn-label" }, def ? `Defence (${def.skill_label})` : "Defence"),
-            h("span", { class: "ep-tn-value" }, def ? (def.target == null ? "—" : String(def.target)) : p.phase === "defence" ? "?" : "—"))),
+            h("span", { class: "ep-tn-value" }, def ? (def.target == null ? "—" : String(def.target)) : p.phase === "defence" ? "?" : "—"))) : null,
         p.breakdown ? h("p", { class: "ep-breakdown muted" }, p.breakdown) : null,
         def && def.skill_value != null ? h("p", { class: "ep-breakdown muted" }, `${def.skill_label} ${def.skill_value}${def.mods.map((m) => `, ${m.label} ${signed(m.value)}`).join("")}${def.pool ? ", pool +20" : ""}`) : null,
         p.extra && p.extra.length ? h("p", { class: "ep-extra" }, `Extra damage on a hit: ${p.extra.map((e) => `+${e.dice[0]}d${e.dice[1]} ${e.label}`).join(", ")}`) : null,
