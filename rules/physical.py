@@ -286,7 +286,10 @@ HAND = " (real dice)"
 def _marked(ev: dict[str, Any]) -> dict[str, Any]:
     """An event whose rolls include typed faces says so at the end of its log line."""
     if any(r.get("physical") for r in ev.get("rolls") or ()) and isinstance(ev.get("text"), str) and not ev["text"].endswith(HAND):
-        return {**ev, "text": ev["text"] + HAND}
+        ev = {**ev, "text": ev["text"] + HAND}
+        others = ev.get("others")
+        if isinstance(others, dict) and isinstance(others.get("text"), str) and not others["text"].endswith(HAND):
+            ev["others"] = {**others, "text": others["text"] + HAND}  # (the words for the others too)
     return ev
 
 

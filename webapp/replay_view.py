@@ -31,6 +31,7 @@ from rules.fair import ENTROPY, dice_info
 from .assets import board_payload
 from .models import Battle, BattleCommand, BattleEvent, BattleSnapshot, GameTable
 from .service import BattleService
+from .store import told_version
 
 #: where the standalone dice verifier may be served from static/ (the first that exists is linked)
 VERIFIER_FILES = ("verify_dice.py", "verify.py", "tools/verify_dice.py", "verifier/verify_dice.py", "js/verify-dice.js")
@@ -152,7 +153,7 @@ def replay_data(service: BattleService, table: GameTable, access: ReplayAccess, 
         "system": {"id": system.id, "name": system.name},
         "role": viewer.role,
         "status": battle.status,
-        "version": battle.version,
+        "version": battle.version if viewer.is_gm else told_version(battle),
         "shareable": is_shareable(battle),
         # the commitment, the players' mix and (the battle has ended) the revealed seed
         "dice": dice_info(battle.seed, getattr(battle, "mix", ""), battle.status),

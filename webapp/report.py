@@ -165,7 +165,8 @@ def build_report(service: BattleService, battle_id: Any, *, gm: bool) -> dict[st
         "moments": [{"text": e.get("text", ""), "type": e.get("type"), "visibility": e.get("visibility")} for e in moments],
         "dice": {**dice_record(battle, rows), "rolls": len(rolls), "kinds": sorted(dice_kinds.items())},
         "charts": charts,
-        "versions": len(chain),
+        # (the public report counts the versions the table was told of: a GM's secret is none of them)
+        "versions": len(chain) if gm else len({e["v"] for e in events}),
     })
 
 
