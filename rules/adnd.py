@@ -250,6 +250,20 @@ def _minus(n: int) -> str:
     return f"−{-n}" if n < 0 else f"+{n}"
 
 
+def _add_reason(state: Mapping[str, Any], a: dict[str, Any], words: str, told: str) -> None:
+    """Add why an action goes when it does: ``told`` is the reason as the table hears it when the
+    actor is an NPC (``words`` hold its numbers, the DM's alone)."""
+    a["why"].append(words)
+    if told != words and state["combatants"][a["combatant"]]["controller"] != "seat":
+        a.setdefault("why_told", {})[str(len(a["why"]) - 1)] = told
+
+
+def _told_why(a: Mapping[str, Any]) -> list[str]:
+    """An action's reasons as the table hears them (see :func:`_add_reason`)."""
+    told = a.get("why_told") or {}
+    return [told.get(str(i), words) for i, words in enumerate(a["why"])]
+
+
 def _label(cid: str, state: Mapping[str, Any]) -> str:
     return state["combatants"].get(cid, {}).get("name", cid)
 
@@ -1227,23 +1241,27 @@ class AdndDemonIdol(RuleSystem):
             own, enemy = faces[a["side"]] + mod, faces[other(a["side"])]
             if mod == 0:
                 continue
+            # (the reaction adjustment is the shooter's own number: an NPC's reasons have words for the table)
             if tie:
                 a["key"][2] += -1 if mod > 0 else 1
-                a["why"].append(f"reaction adjustment {mod:+d}: shoots {'before' if mod > 0 else 'after'} "
-                                "the other missiles")
+                then = f"shoots {'before' if mod > 0 else 'after'} the other missiles"
+                _add_reason(state, a, f"reaction adjustment {mod:+d}: {then}", f"reaction adjustment: {then}")
             elif a["side"] != winner and own >= enemy:
                 a["key"] = [LETTER_RANK["D"], a["key"][1], -1 if own > enemy else 0]
-                a["why"].append(f"die {faces[a['side']]}{mod:+d} = {own} against {enemy}: shoots "
-                                f"{'before' if own > enemy else 'together with'} the winning side's missiles")
+                then = f"shoots {'before' if own > enemy else 'together with'} the winning side's missiles"
+                _add_reason(state, a, f"die {faces[a['side']]}{mod:+d} = {own} against {enemy}: {then}",
+                            f"die {faces[a['side']]} and its reaction adjustment against {enemy}: {then}")
             elif a["side"] == winner and own < enemy:
                 # ruling AD&D-9: after the losing side's whole turn, its melee blows included
                 a["key"] = [AFTER_BOTH_SIDES, a["key"][1], 0]
-                a["why"].append(f"shoots last: reaction {_minus(mod)} + {faces[a['side']]} < {enemy}, after "
-                                f"everything side {other(a['side'])} does this round")
+                then = f"after everything side {other(a['side'])} does this round"
+                _add_reason(state, a, f"shoots last: reaction {_minus(mod)} + {faces[a['side']]} < {enemy}, {then}",
+                            f"shoots last: its reaction adjustment leaves die {faces[a['side']]} short of {enemy}, {then}")
             elif a["side"] == winner and own == enemy:
                 a["key"] = [10 + LETTER_RANK["D"], a["key"][1], 0]
-                a["why"].append(f"die {faces[a['side']]}{mod:+d} = {own} against {enemy}: shoots "
-                                "together with the losing side's missiles")
+                then = "shoots together with the losing side's missiles"
+                _add_reason(state, a, f"die {faces[a['side']]}{mod:+d} = {own} against {enemy}: {then}",
+                            f"die {faces[a['side']]} and its reaction adjustment against {enemy}: {then}")
         # spell against spell, casters targeting each other
         for a in live:
             b = caster_act.get(a.get("target") or "")
@@ -1457,9 +1475,10 @@ class AdndDemonIdol(RuleSystem):
                 hits.append((a["target"], amount, c["name"]))
         elif kind == "missile":
             m = _missile(c)
-            events.append(event("action.resolved",
-                                f"{c['name']} shoots {m['rate']} time{'s' if m['rate'] > 1 else ''} at "
-                                f"{_label(a['target'], state)} ({m['label'].lower()}){why}.", **data))
+            shoots = f"{c['name']} shoots {m['rate']} time{'s' if m['rate'] > 1 else ''} at {_label(a['target'], state)} ({m['label'].lower()})"
+            told_why = self._why_text(a, told=True)  # an NPC's reaction adjustment is the DM's
+            events.append(event("action.resolved", f"{shoots}{why}.", visibility=PUBLIC if told_why == why else GM_ONLY,
+                                others=told(f"{shoots}{told_why}.", **{**data, "why": _told_why(a)}), **data))
             for amount in self._attack(state, cid, a["target"], m["label"].lower(), m["damage"], m["rate"],
                                        c["to_hit_bonus"], 0, dice, events):
                 hits.append((a["target"], amount, c["name"]))
@@ -1503,8 +1522,9 @@ class AdndDemonIdol(RuleSystem):
             events.append(event("action.resolved", f"{c['name']} {words}{noted}{why}.", visibility=GM_ONLY if private else PUBLIC,
                                 others=told(f"{c['name']} {words}{why}.", **data), **data))
 
-    def _why_text(self, a: Mapping[str, Any]) -> str:
-        extra = [w for w in a["why"][1:] if w]
+    def _why_text(self, a: Mapping[str, Any], *, told: bool = False) -> str:
+        """The reasons after an action's first, for its log line (``told``: as the table hears them)."""
+        extra = [w for w in (_told_why(a) if told else a["why"])[1:] if w]
         return f" ({'; '.join(extra)})" if extra else ""
 
     def _attack(self, state: State, cid: str, target: str, with_what: str, damage: str, count: int,
@@ -2137,7 +2157,7 @@ class AdndDemonIdol(RuleSystem):
                     "side": a["side"], "letter": a["letter"], "kind": a["kind"],
                     "label": a["label"] if gm else a.get("told", a["label"]),
                     "target": a.get("target"), "segment": min(10, a["segment"]), "step": step_no,
-                    "status": a["status"], "why": list(a["why"]), "attacks": a["attacks"],
+                    "status": a["status"], "why": list(a["why"]) if gm else _told_why(a), "attacks": a["attacks"],
                     "together": len(shown) > 1,
                 })
         spells = []

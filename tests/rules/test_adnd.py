@@ -846,6 +846,26 @@ def test_dm_declarations_stay_hidden_until_they_resolve() -> None:
     assert "hp" not in [c for c in S.view_for(state, SPECTATOR)["combatants"] if c["id"] == "orc"][0]
 
 
+def test_an_npc_archers_reaction_adjustment_stays_the_dms() -> None:
+    """An NPC's reaction adjustment is the DM's: the queue and the log tell the table why the orc
+    shoots last, not by how much (the DM sees the numbers)."""
+    state = new_battle([fighter("bow", missile="long_bow", reaction_mod=-2), fighter("arch", "B", missile="sling",
+                                                                                   controller="seat", seat="s1")])
+    state, _ = declare(state, "bow", "missile", "arch")
+    state, _ = run(state, "roll_order", [1], at=0.0)
+    state, _ = declare(state, "arch", "missile", "bow", viewer=Viewer.player("s1"), at=1.0)
+    state, _ = run(state, "roll_initiative", [4, 3])  # 4 - 2 = 2 < 3
+    assert S.view_for(state, GM)["track"][-1]["why"][-1].startswith("shoots last: reaction −2 + 4 < 3")
+    state, events = run(state, "resolve_all", [1, 1, 1, 1])  # (each shoots twice, and misses)
+    for viewer in (SPECTATOR, Viewer.player("s1")):  # the orc's shot, out now, in the queue
+        told = S.view_for(state, viewer)["track"]
+        assert told[-1]["combatant"] == "bow" and told[-1]["why"][-1].startswith("shoots last: its reaction adjustment")
+        assert "−2" not in json.dumps(told, ensure_ascii=False)
+    said = json.dumps(visible_events(events, SPECTATOR, state), ensure_ascii=False)
+    assert "Bow shoots" in said and "−2" not in said and "its reaction adjustment" in said
+    assert "reaction −2 + 4 < 3" in json.dumps(visible_events(events, GM, state), ensure_ascii=False)
+
+
 def test_seed_never_in_state_and_state_is_json() -> None:
     state, _ = S.setup([fighter("a"), fighter("b", "B")], {}, SeededDice("secret-seed"))
     assert "secret-seed" not in json.dumps(state)

@@ -163,7 +163,7 @@ def needle(text: str) -> str:
 
 
 #: what each system's words call a value its views hide from a viewer: the view's key, and the
-#: patterns of its words with the value in place of {v} (a value counts as hidden from a viewer
+#: patterns of its words with the value in place of {v} (its size, unsigned, in place of {a}) (a value counts as hidden from a viewer
 #: when the GM's view has it and the viewer's view has it nowhere)
 LABELS: dict[str, dict[str, tuple[str, ...]]] = {
     "eclipse-phase": {
@@ -176,6 +176,7 @@ LABELS: dict[str, dict[str, tuple[str, ...]]] = {
     "adnd": {
         "ac": (r"\bAC {v}\b",), "thac0": (r"\bTHAC0 {v}\b",), "hp": (r"\({v} to -?\d+\)", r"\b{v}/\d+ hp\b"),
         "hp_max": (r"/{v} hp\b",), "morale_score": (r"\({v}%\)",),
+        "reaction_mod": (r"\breaction adjustment [+−-]{a}\b", r"\breaction [+−-]{a} \+ \d", r"\bdie \d+[+−-]{a} = "),
     },
     "phantoms-bane": {"temperament": (r"\b{v}\b",)},
     "olympia": {},
@@ -220,7 +221,8 @@ class Secrets:
     def regexes(self) -> list[re.Pattern[str]]:
         out = [re.compile(p) for p in self.patterns]
         for key, value in self.hidden - self.seen:
-            out += [re.compile(template.replace("{v}", re.escape(str(value)))) for template in self.keys[key]]
+            out += [re.compile(template.replace("{v}", re.escape(str(value))).replace("{a}", re.escape(str(abs(value)) if isinstance(value, int) else str(value))))
+                    for template in self.keys[key]]
         return out
 
 
