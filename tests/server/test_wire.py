@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from types import SimpleNamespace
 from typing import Any
 
@@ -52,24 +53,44 @@ def test_the_database_and_the_queue_read_what_orjson_refuses() -> None:
     assert wire.loads('{"a":[1,2]}') == {"a": [1, 2]}
 
 
-def test_the_queue_drops_a_process_own_batches_undecoded(monkeypatch: Any) -> None:
-    """Redis hands each message back to its publisher; a batch already reached that process's rooms."""
+class FakeServer(SimpleNamespace):
+    """What the queue manager uses of python-socketio's server: the packet class, Engine.IO's
+    ``send_packet`` (recorded) and ``sleep``."""
+
+    def __init__(self, sent: list[tuple[str, Any]] | None = None) -> None:
+        record = sent if sent is not None else []
+        super().__init__(packet_class=wire.BoardPacket, slept=[],
+                         eio=SimpleNamespace(generate_id=lambda: "sid-1", send_packet=lambda eio_sid, pkt: record.append(("packet", pkt.data))))
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+
+
+def test_the_listener_fans_out_the_batches_and_hands_over_everything_else(monkeypatch: Any) -> None:
+    """Redis hands each message back to its publisher: a process's own batch reached its rooms when it
+    was published (dropped undecoded); another process's batch is fanned out to this process's rooms
+    by the listener itself; every other message goes to python-socketio's listener, decoded."""
+    heard: list[tuple[str, Any]] = []
     manager = wire.BoardRedisManager("redis://127.0.0.1:6379/0", "test-own-batches")
     other = wire.BoardRedisManager("redis://127.0.0.1:6379/0", "test-own-batches")
     emits = [("update", {"v": 1}, "t1:spectators")]
     published: list[bytes] = []
-    for m in (manager, other):
+    for m, server in ((manager, FakeServer(heard)), (other, FakeServer())):
         monkeypatch.setattr(m, "_publish", lambda data, m=m: published.append(m.json.dumps(data).encode()))
-        monkeypatch.setattr(m, "_handle_emit", lambda message: None)
-        m.set_server(SimpleNamespace(packet_class=wire.BoardPacket))
+        m.set_server(server)
         assert m.json is wire.QueueJson  # not the packets' JSON module python-socketio would set
+    sid = manager.connect("eio-1", "/")
+    manager.basic_enter_room(sid, "/", "t1:spectators")
     manager.emit_many(emits)
+    assert len(heard) == 1  # its own rooms at once
     other.emit_many(emits)
+    assert published[0].startswith(b'{"method":"board-batch","host_id":"' + manager.host_id.encode())
+    assert manager._take(published[0]) is None and len(heard) == 1  # its own: dropped
+    assert manager._take(published[1]) is None and len(heard) == 2  # the other's: fanned out here
+    assert '"v":1' in heard[1][1]
     plain = b'{"method":"enter_room","sid":"x","room":"r","namespace":"/","host_id":"' + manager.host_id.encode() + b'"}'
-    monkeypatch.setattr(wire.socketio.RedisManager, "_listen", lambda self: iter([*published, plain]))
-    heard = list(manager._listen())
-    assert heard == [published[1], plain]  # the other process's batch and every non-batch message
-    assert wire.loads(heard[0])["batch"][0]["room"] == "t1:spectators"
+    assert manager._take(plain) == wire.loads(plain)  # for python-socketio's listener
+    assert manager._take(b"not json") is None
 
 
 def test_a_peer_battle_is_kept_before_its_batch_reaches_the_rooms_and_never_in_a_packet() -> None:
@@ -79,17 +100,16 @@ def test_a_peer_battle_is_kept_before_its_batch_reaches_the_rooms_and_never_in_a
     order: list[tuple[str, Any]] = []
     manager = wire.BoardRedisManager("redis://127.0.0.1:6379/0", "test-peer-battle")
     peer = wire.BoardRedisManager("redis://127.0.0.1:6379/0", "test-peer-battle")
-    manager.set_server(SimpleNamespace(packet_class=wire.BoardPacket, eio=SimpleNamespace(generate_id=lambda: "sid-1"),
-                                       _send_eio_packet=lambda eio_sid, pkt: order.append(("packet", pkt.data))))
-    peer.set_server(SimpleNamespace(packet_class=wire.BoardPacket, _send_eio_packet=lambda eio_sid, pkt: None))
+    manager.set_server(FakeServer(order))
+    peer.set_server(FakeServer())
     manager.on_peer_battle = lambda battle: order.append(("battle", battle))
     sid = manager.connect("eio-1", "/")
     manager.basic_enter_room(sid, "/", "t1:spectators")
     battle = {"id": 7, "table_id": 1, "system_id": "phantoms-bane", "version": 4, "state": {"secret": "attack"}, "seed": "s33d", "status": "active"}
-    sent: list[dict[str, Any]] = []
-    peer._publish = lambda data: sent.append(wire.loads(wire.dumps(data)))  # type: ignore[method-assign]
+    sent: list[bytes] = []
+    peer._publish = lambda data: sent.append(wire.dumps_bytes(data))  # type: ignore[method-assign]
     peer.emit_many([("update", {"v": 4}, "t1:spectators")], battle=battle)
-    manager._handle_emit(sent[0])  # as the listener hands it over
+    manager._take(sent[0])  # as the listener reads it
     assert [kind for kind, _ in order] == ["battle", "packet"]
     assert order[0][1] == battle
     packet_text = order[1][1]
@@ -102,8 +122,61 @@ def test_a_peer_battle_is_kept_before_its_batch_reaches_the_rooms_and_never_in_a
     # a failing keeper does not stop the batch
     manager.on_peer_battle = lambda battle: 1 / 0
     order.clear()
-    manager._handle_emit(sent[0])
+    manager._take(sent[0])
     assert [kind for kind, _ in order] == ["packet"]
+
+
+class FlakyRedis:
+    """A Redis client whose connection fails ``down`` times, then delivers ``messages`` and fails again."""
+
+    def __init__(self, down: int, messages: list[bytes]) -> None:
+        self.down, self.messages, self.subscribed = down, list(messages), 0
+
+    def client(self, **_: Any) -> Any:
+        return self
+
+    def pubsub(self, **_: Any) -> Any:
+        return self
+
+    def subscribe(self, channel: str) -> None:
+        if self.down > 0:
+            self.down -= 1
+            raise ConnectionError("Connection refused")
+        self.subscribed += 1
+
+    def get_message(self, timeout: float) -> Any:
+        if not self.messages:
+            raise ConnectionError("Connection reset by peer")
+        return {"type": "message", "channel": b"test-flaky", "data": self.messages.pop(0)}
+
+    def close(self) -> None:
+        pass
+
+
+def test_the_listener_tries_again_at_once_and_tells_the_pages_when_redis_is_back(monkeypatch: Any) -> None:
+    """Redis away: the listener tries again every RETRY_SECONDS (python-socketio's own backs off up to
+    a minute) and, once it is back, calls on_reconnect before handing over what it reads."""
+    manager = wire.BoardRedisManager("redis://127.0.0.1:6379/0", "test-flaky")
+    server = FakeServer()
+    manager.set_server(server)
+    plain = b'{"method":"enter_room","sid":"x","room":"r","namespace":"/","host_id":"elsewhere"}'
+    redis = FlakyRedis(down=3, messages=[plain])
+    monkeypatch.setattr(manager, "_client", redis.client)
+    told: list[str] = []
+    manager.on_reconnect = lambda: told.append("back")
+    first = manager._listen()
+    assert next(first) == wire.loads(plain)
+    assert told == ["back"] and server.slept == [manager.RETRY_SECONDS] * 3
+    assert manager.RETRY_SECONDS <= 0.5
+
+
+def test_a_publish_while_redis_is_down_gives_up_at_once(monkeypatch: Any) -> None:
+    manager = wire.BoardRedisManager("redis://127.0.0.1:1/0", "test-down")  # nothing listens there
+    manager.set_server(FakeServer())
+    start = time.monotonic()
+    for _ in range(20):
+        manager._publish({"method": "emit"})
+    assert time.monotonic() - start < 2.0  # refused at once, then not even tried for a moment
 
 
 def test_the_app_sends_board_packets(duel: Table) -> None:
