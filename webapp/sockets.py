@@ -9,6 +9,17 @@ Each socket joins the room of its projection (the GM, one seat, or the spectator
 broadcast is computed once per projection, not once per socket, and works across processes through
 the message queue.
 
+Versions and a GM's secret: every accepted command raises the battle's version by one, and the GM's
+page follows every version. A command whose events reach nobody but the GM (Phantom's Bane's
+"block escape", an NPC's hit points set by hand) sends the players' and spectators' rooms nothing,
+not even an empty update: an empty update with a new version would tell them it happened. The
+battle keeps the last version they were told of (``public_version``; see
+:func:`webapp.store.told_version`), and everything they get speaks in it: the next update that
+reaches them has ``prev_v`` equal to the version they hold, so it applies without a gap (no sync);
+their sync, heartbeat and stale-command answers give that version; a command they make on it is
+current. The version numbers they see skip over such a secret once a change they see follows it:
+the skip says only that something they may not see happened in between, never what.
+
 No page is left behind when an update is lost (the message queue down, a process killed between
 its write and its broadcast): every few seconds, and at once when the message queue comes back,
 each process tells its own pages the battle's version as the database holds it and the stamp of
