@@ -179,6 +179,12 @@ class CommandResult:
 Broadcaster = Callable[[CommandResult], None]
 
 
+def gm_secret(actor: str, events: list[dict[str, Any]], state: Mapping[str, Any]) -> bool:
+    """Whether a command is a GM's secret: the GM's, and none of its events (it has some) reaches
+    anyone but the GM. The players' and spectators' pages are told nothing of it."""
+    return actor == "gm" and bool(events) and all(reaches_only_the_gm(ev, state) for ev in events)
+
+
 def _token() -> str:
     return secrets.token_urlsafe(24)
 
@@ -1088,7 +1094,7 @@ class BattleService:
         applied already (its sender did not get the answer, so pages may lack the update too; the
         process that applied it may have died before broadcasting it). Pages that have it ignore it."""
         events = [dict(ev) for ev in self.events_since(battle.id, battle.version - 1) if ev["v"] == battle.version]
-        quiet = actor == "gm" and bool(events) and all(reaches_only_the_gm(ev, battle.state) for ev in events)
+        quiet = gm_secret(actor, events, battle.state)
         self._broadcast(CommandResult(battle.id, battle.table_id, battle.version, battle.version - 1, events, battle=battle,
                                       quiet=quiet, resent=True))
 
@@ -1119,10 +1125,10 @@ class BattleService:
                 BattleCommand.battle_id == battle.id, col(BattleCommand.version) > seen, col(BattleCommand.version) <= current)).all()
             rows = s.exec(select(BattleEvent.version, BattleEvent.visibility, BattleEvent.payload).where(
                 BattleEvent.battle_id == battle.id, col(BattleEvent.version) > seen)).all() if actor != "gm" else []
-        secret = {version for version, by, _d in commands if by == "gm"} & {row[0] for row in rows}  # (one with events)
+        said: dict[int, list[dict[str, Any]]] = {}
         for version, visibility, payload in rows:
-            if not reaches_only_the_gm({**payload, "visibility": visibility}, battle.state):
-                secret.discard(version)
+            said.setdefault(version, []).append({**payload, "visibility": visibility})
+        secret = {version for version, by, _d in commands if gm_secret(by, said.get(version, []), battle.state)}
         return len(commands) == current - seen and all(
             isinstance(d, dict) and (d.get("type") == ENTROPY or system.made_beside(declaration, d) or version in secret)
             for version, _by, d in commands)
@@ -1147,7 +1153,7 @@ class BattleService:
         events = with_reveal(battle.status, status, events, battle.seed)  # the dice seed, once the battle ends
         # a GM's secret (Phantom's Bane's "block escape", a hidden NPC's hit points): the others'
         # pages get nothing, and their version stays where it was
-        quiet = actor == "gm" and bool(events) and all(reaches_only_the_gm(ev, new_state) for ev in events)
+        quiet = gm_secret(actor, events, new_state)
         told = told_version(battle)
         mix = prev_override.get("mix") if prev_override else None
         new_seed = prev_override.get("seed") if prev_override else None
