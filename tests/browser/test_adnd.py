@@ -221,7 +221,7 @@ def test_an_adnd_encounter_from_reaction_to_outcome(browser: Any, live_server: L
         noted = 0  # the DM's secret notes so far
         secret_notes: list[str] = []  # those of the segment or round now being played
         batch = ""  # "Surprise segment 1 of 2", "Round 1", ...
-        revealed = 0  # notes seen public after their round resolved
+        kept = 0  # notes that stayed the DM's after their round resolved
         rounds_recapped = 0
         decided = False
         in_resolution = False
@@ -311,11 +311,14 @@ def test_an_adnd_encounter_from_reaction_to_outcome(browser: Any, live_server: L
                 for page in (watch, alice, bob):
                     expect(page.locator("[data-testid=recap] h2")).to_have_text(f"Recap of round {rounds_recapped}")
                     expect(page.locator("[data-testid=recap]")).to_contain_text("Side A:")
-                # once resolved, the DM's notes are public on the track
+                # once resolved, the foes' actions are on every track, but the DM's notes on them never
+                # leave the DM's screen (issue 32: they were published when the action resolved)
                 track = watch.inner_text("[data-testid=segment-track]")
                 for note in secret_notes:
-                    assert note in track and note in watch_spy.text(), f"{note!r} is not shown after it resolved"
-                revealed += len(secret_notes)
+                    assert note not in track, f"{note!r} reached the spectator's track"
+                    for name, spy in (("spectator", watch_spy), ("Alice", alice_spy), ("Bob", bob_spy)):
+                        assert note not in spy.text(), f"the DM's note {note!r} reached {name}'s socket"
+                kept += len(secret_notes)
                 secret_notes = []
                 for phone in (alice, bob):
                     assert phone.evaluate("document.documentElement.scrollWidth") <= 375, "a phone scrolls sideways"
@@ -344,7 +347,7 @@ def test_an_adnd_encounter_from_reaction_to_outcome(browser: Any, live_server: L
         assert rounds_recapped >= 1
         assert decided or rounds_recapped >= MAX_ROUNDS
         assert declared_on_phone[FIGHTER] >= 1 and declared_on_phone[MAGE] >= 1, declared_on_phone
-        assert noted >= 2 and revealed >= 2, "the DM noted both foes' actions in secret and they came out"
+        assert noted >= 2 and kept >= 2, "the DM noted both foes' actions in secret, and the notes stayed the DM's"
         for phone in (alice, bob):
             assert phone.evaluate("document.documentElement.scrollWidth") <= 375, "a phone scrolls sideways"
         gm.screenshot(path=str(shots / "gm-end.png"), full_page=True)
