@@ -1550,15 +1550,15 @@ class AdndDemonIdol(RuleSystem):
                 dmg = rolled_by(dice, cid).roll(n, sides, f"{c['name']}'s {with_what} damage", mod + bonus)
                 amount = max(1, dmg.total)
                 dealt.append(amount)
-                hit = f"{c['name']} hits {t['name']} with the {with_what}: {roll.total}"
-                events.append(event("attack.hit", f"{hit} against {need} needed, {amount} damage.", visibility=shown,
-                                    others=told(f"{hit}, {amount} damage.", rolls=[roll, dmg], attacker=cid, target=target,
+                hit = f"{c['name']} hits {t['name']} with the {with_what}: "
+                events.append(event("attack.hit", f"{hit}{roll.total} against {need} needed, {amount} damage.", visibility=shown,
+                                    others=told(f"{hit}rolled {roll.total}, {amount} damage.", rolls=[roll, dmg], attacker=cid, target=target,
                                                 damage=amount),
                                     rolls=[roll, dmg], attacker=cid, target=target, damage=amount))
             else:
-                miss = f"{c['name']} misses {t['name']}: {roll.total}"
-                events.append(event("attack.missed", f"{miss} against {need} needed.", visibility=shown,
-                                    others=told(f"{miss}.", rolls=[roll], attacker=cid, target=target),
+                miss = f"{c['name']} misses {t['name']}: "
+                events.append(event("attack.missed", f"{miss}{roll.total} against {need} needed.", visibility=shown,
+                                    others=told(f"{miss}rolled {roll.total}.", rolls=[roll], attacker=cid, target=target),
                                     rolls=[roll], attacker=cid, target=target))
         return dealt
 

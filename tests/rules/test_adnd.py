@@ -367,7 +367,7 @@ def test_full_round_with_scripted_dice_turn_by_turn() -> None:
     state, _ = run(state, "bleed")
     recap = S.view_for(state, SPECTATOR)["recap"]["lines"]
     # the number needed comes from the NPCs' THAC0 and AC: the table hears the roll and the damage
-    assert "Orc hits Fig with the spear: 14, 3 damage." in recap and "Fig takes 3 damage from Orc." in recap
+    assert "Orc hits Fig with the spear: rolled 14, 3 damage." in recap and "Fig takes 3 damage from Orc." in recap
     assert "Orc hits Fig with the spear: 14 against 14 needed, 3 damage." in S.view_for(state, GM)["recap"]["lines"]
     assert recap[-2:] == ["Side A: Fig wounded.", "Side B: Orc fighting."]
     assert "(DM) side B: Orc 5/5 hp." in S.view_for(state, GM)["recap"]["lines"]
