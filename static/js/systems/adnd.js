@@ -288,7 +288,12 @@ export function render(root, view, ctx) {
       h("div", { class: "ad-kinds" }, t.actions.map((a) => h("button", {
         type: "button", class: `ad-kind ${draft.kind === a.kind ? "selected" : ""}`, "aria-pressed": draft.kind === a.kind ? "true" : "false",
         dataset: { testid: `kind-${a.kind}` }, title: LETTER_NAMES[a.letter] || "",
-        onclick: () => { draft = { kind: a.kind }; if (a.targets.length === 1) draft.target = a.targets[0].id; render(root, view, ctx); },
+        onclick: () => {
+          draft = { kind: a.kind }; if (a.targets.length === 1) draft.target = a.targets[0].id; render(root, view, ctx);
+          // the next choice (the target, the details) comes into view above the sticky Declare button
+          const next = root.querySelector("[data-testid=declare-form] .ad-targets");
+          if (next) next.scrollIntoView({ block: "nearest", behavior: "smooth" });
+        },
       }, h("span", { class: "ad-kind-letter" }, a.letter), h("span", { class: "ad-kind-label" }, a.label.replace(/^.{1,2} · /, ""))))),
       action && action.targets.length ? h("div", { class: "ad-targets" }, h("span", { class: "muted" }, "Target"),
         h("div", { class: "button-row" }, action.targets.map((tg) => targetButton(t, action, tg)))) : null,
