@@ -499,7 +499,9 @@ def on_disconnect(*_: Any) -> None:
 
 @handler("sync")
 def on_sync(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, Any]:
-    """Catch up: the table, and the current battle from the client's last version."""
+    """Catch up: the table, and the current battle from the client's last version; with the
+    server's clock (``server_now``, seconds since the epoch), from which a page learns how far its
+    own clock is off (a running clock, such as AD&D's declaration clock, counts in server time)."""
     since_v = payload.get("since_v", 0)
     if not isinstance(since_v, int) or isinstance(since_v, bool) or since_v < 0:
         raise InvalidDeclaration("since_v must be a whole number ≥ 0")
@@ -510,7 +512,7 @@ def on_sync(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, An
         since = since_v if known == table.battle_id else 0
         battle = hub.service.snapshot_for(table.battle_id, conn.viewer, since)
         battle["since_v"] = since
-    return {"table": hub.table_payload(table, conn.viewer), "battle": battle}
+    return {"table": hub.table_payload(table, conn.viewer), "battle": battle, "server_now": time.time()}
 
 
 @handler("declare")

@@ -5,7 +5,9 @@
 // it broadcast) catches up within seconds, with nobody doing anything.
 
 export function connect({ table, token, onTable, onBattle, onStatus, onError }) {
-  const state = { battleId: null, v: 0, events: [], view: null, system: null, stamp: null };
+  // clockOffset: this device's clock minus the server's, in seconds (null until the first sync
+  // says): a clock that runs on the page (AD&D's declaration clock) counts in the server's time
+  const state = { battleId: null, v: 0, events: [], view: null, system: null, stamp: null, clockOffset: null };
   // eslint-disable-next-line no-undef
   const socket = io({ auth: { table, token: token || null }, transports: ["websocket", "polling"], reconnectionDelayMax: 3000 });
 
@@ -47,8 +49,11 @@ export function connect({ table, token, onTable, onBattle, onStatus, onError }) 
 
   async function sync() {
     const known = state.battleId;
+    const sent = Date.now();
     const ack = await emit("sync", { battle_id: known, since_v: state.v });
     if (!ack.ok) { onError(ack.error); return; }
+    // the server read its clock about halfway through the round trip
+    if (typeof ack.server_now === "number") state.clockOffset = (sent + Date.now()) / 2000 - ack.server_now;
     takeTable(ack.table);
     const battle = ack.battle;
     await acceptBattle(battle, !battle || battle.battle_id !== known || battle.since_v === 0);

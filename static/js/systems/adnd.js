@@ -33,7 +33,13 @@ export function render(root, view, ctx) {
   const legal = view.legal || [];
   const gm = ctx.role === "gm";
   if (clockTimer) { clearInterval(clockTimer); clockTimer = null; }
-  if (view.clock && view.clock.server_time != null && view.clock.server_time !== clockServerTime) {
+  const synced = ctx.conn && ctx.conn.state ? ctx.conn.state.clockOffset : null;
+  if (typeof synced === "number") {
+    // the server's clock as the last sync read it: a page reloaded mid-declaration counts from the
+    // server's start of the clock, not from when it loaded
+    clockOffset = synced;
+  } else if (view.clock && view.clock.server_time != null && view.clock.server_time !== clockServerTime) {
+    // (no sync has told the server's time: the time of the last command, read as it arrives)
     clockServerTime = view.clock.server_time;
     clockOffset = Date.now() / 1000 - clockServerTime;
   }
