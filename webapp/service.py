@@ -221,6 +221,16 @@ def _require_seats(lineup: Iterable[Mapping[str, Any]], seats: Iterable[Seat]) -
             raise InvalidDeclaration(f"{entry.get('name')}: that player seat is not at this table")
 
 
+def seats_playing(state: Mapping[str, Any]) -> list[str]:
+    """The public ids of the seats that play at least one combatant of a battle, sorted.
+
+    >>> seats_playing({"combatants": {"c1": {"controller": "seat", "seat": "s2"}, "c2": {"controller": "gm", "seat": None},
+    ...                               "c3": {"controller": "seat", "seat": "s1"}, "c4": {"controller": "seat", "seat": "s2"}}})
+    ['s1', 's2']
+    """
+    return sorted({str(c["seat"]) for c in state.get("combatants", {}).values() if c.get("controller") == "seat" and c.get("seat")})
+
+
 class BattleService:
     """All reads and writes of tables, seats, rosters and battles."""
 
@@ -308,10 +318,24 @@ class BattleService:
             raise NotFound("no table has that join code")
         return table
 
-    def join(self, code: Any, name: Any) -> tuple[GameTable, Seat]:
+    def join(self, code: Any, name: Any, held: Mapping[str, Any] | None = None) -> tuple[GameTable, Seat]:
+        """Seat a player at the table of a join code. ``held``: the seats the phone already holds
+        (its session's table slug -> seat key). A phone that holds a seat at this table keeps that
+        seat under the name typed now (the same seat: the combatants it plays stay its own) rather
+        than taking a second one."""
         table = self.table_by_code(code)
         seat_name = clean_name(name, "player name")
+        token = (held or {}).get(table.slug)
         with self.session() as s:
+            if isinstance(token, str) and token:
+                seat = s.exec(select(Seat).where(Seat.token == token, Seat.table_id == table.id)).first()
+                if seat is not None:
+                    if seat.name != seat_name:
+                        seat.name = seat_name
+                        s.add(seat)
+                        s.commit()
+                        s.refresh(seat)
+                    return table, seat
             taken = s.exec(sa_select(func.count()).select_from(Seat).where(Seat.table_id == table.id)).one()[0]
             if taken >= self.seats_per_table:
                 raise IllegalDeclaration(f"this table is full ({self.seats_per_table} seats): ask the GM")
@@ -1256,8 +1280,16 @@ class BattleService:
         visible = [shown for ev in events if (shown := event_for(ev, viewer, battle.state)) is not None]
         # a player's or spectator's version stays where it was across a GM's secret (see CommandResult.quiet)
         version = battle.version if viewer.is_gm else told_version(battle)
-        return {"battle_id": battle.id, "v": version, "system": battle.system_id, "status": battle.status, "view": view, "events": visible,
-                "dice": dice_info(battle.seed, battle.mix, battle.status)}
+        payload = {"battle_id": battle.id, "v": version, "system": battle.system_id, "status": battle.status, "view": view, "events": visible,
+                   "dice": dice_info(battle.seed, battle.mix, battle.status)}
+        # who plays: the GM's console names the seats still waiting for a combatant; a player's
+        # page knows whether the GM has given it one yet (a seat that plays nothing gets nothing
+        # more than the spectators, so such seats still share the spectators' projection)
+        if viewer.is_gm:
+            payload["seats_playing"] = seats_playing(battle.state)
+        elif (own := viewer.own_combatants(battle.state)):
+            payload["yours"] = own
+        return payload
 
     def events_since(self, battle_id: int, since_v: int, limit: int = SYNC_EVENT_LIMIT) -> list[dict[str, Any]]:
         with self.session() as s:

@@ -382,8 +382,10 @@ class Hub:
             pass
 
     def seat_joined(self, table: GameTable, seat: Seat) -> None:
+        """A seat was taken, or a phone's seat took a new name: the GM's list of seats changes, and
+        the names every page shows ("Now: Jinx (Alice)") with it."""
         self.forget_seats(table.id)
-        socketio.emit("table", self.table_payload(table, Viewer.gm()), to=room_of(table.id, Viewer.gm()))
+        self.broadcast_table(table.id, table=table, seats=self.service.seats(table.id))
 
 
 def stamp_of(payload: dict[str, Any]) -> str:

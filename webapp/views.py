@@ -105,14 +105,33 @@ def create_table() -> Any:
     return redirect(url_for("board.gm_page", slug=table.slug))
 
 
+def _held_seat(code: str) -> Any:
+    """The player page of the table of a join code, if this phone already holds a seat there (a
+    rescan of the QR code goes back to the seat), else None. Only a phone with a valid seat at that
+    table is sent on: anyone else gets the same form whether the code is right or wrong."""
+    seats = session.get("seats")
+    if not code or not isinstance(seats, dict) or not seats:
+        return None
+    try:
+        table = _hub().service.table_by_code(code[:12])
+        token = _remembered("seats", table.slug)
+        viewer, _seat = _hub().service.viewer_for(table, token) if token else (None, None)
+    except RulesError:
+        return None
+    if viewer is None or viewer.role != "player":
+        return None
+    return redirect(url_for("board.player_page", slug=table.slug))
+
+
 @bp.get("/join")
-def join_form() -> str:
-    return render_template("join.html", code=request.args.get("code", ""), error="")
+def join_form() -> Any:
+    code = request.args.get("code", "")
+    return _held_seat(code) or render_template("join.html", code=code[:12], error="")
 
 
 @bp.get("/j/<code>")
-def join_link(code: str) -> str:
-    return render_template("join.html", code=code[:12], error="")
+def join_link(code: str) -> Any:
+    return _held_seat(code) or render_template("join.html", code=code[:12], error="")
 
 
 @bp.post("/join")
@@ -122,7 +141,8 @@ def join() -> Any:
         return render_template("join.html", code=code[:12], error="Too many attempts with a wrong code from here: wait a minute and try again."), 429
     hub = _hub()
     try:
-        table, seat = hub.service.join(code, request.form.get("name"))
+        held = session.get("seats")
+        table, seat = hub.service.join(code, request.form.get("name"), held if isinstance(held, dict) else None)
     except RulesError as exc:
         if isinstance(exc, NotFound):
             limits().hit("join", _address())

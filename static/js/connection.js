@@ -7,7 +7,7 @@
 export function connect({ table, token, onTable, onBattle, onStatus, onError }) {
   // clockOffset: this device's clock minus the server's, in seconds (null until the first sync
   // says): a clock that runs on the page (AD&D's declaration clock) counts in the server's time
-  const state = { battleId: null, v: 0, events: [], view: null, system: null, stamp: null, clockOffset: null };
+  const state = { battleId: null, v: 0, events: [], view: null, system: null, stamp: null, clockOffset: null, yours: [], seatsPlaying: null };
   // eslint-disable-next-line no-undef
   const socket = io({ auth: { table, token: token || null }, transports: ["websocket", "polling"], reconnectionDelayMax: 3000 });
 
@@ -39,6 +39,8 @@ export function connect({ table, token, onTable, onBattle, onStatus, onError }) 
     state.view = battle.view;
     state.system = battle.system;
     state.status = battle.status;
+    state.yours = battle.yours || []; // (a player's) the combatants the GM gave this seat
+    state.seatsPlaying = battle.seats_playing || null; // (the GM's) the seats that play a combatant
     return onBattle(state, fresh);
   }
 

@@ -44,6 +44,8 @@ const els = {
   soundToggle: document.getElementById("sound-toggle"),
   pairPanel: document.getElementById("pair-panel"),
   mapPanel: document.getElementById("map-panel"),
+  seatWait: document.getElementById("seat-wait"),
+  seatWaits: document.getElementById("seat-waits"),
 };
 
 let systemModule = null;
@@ -308,6 +310,7 @@ const conn = connect({
       renderControls(els.controls, payload, conn.state, ctxBase());
       renderExtras(payload);
     }
+    renderSeatWaits(conn.state);
   },
   onBattle: async (state, fresh) => {
     await loadSystem();
@@ -326,6 +329,7 @@ const conn = connect({
     seenFirst = true;
     lastRunning = running;
     lastBattleId = state.battleId;
+    renderSeatWaits(state);
     turnCue.set(isMyTurn(state.view));
     // the phone's client seed (H7), sent once the update is on the screen: sending a command costs a
     // phone about as much as drawing the update (a new battle's first update took twice as long)
@@ -333,6 +337,50 @@ const conn = connect({
     if (role === "gm") import("./export-button.js").then((m) => m.mountExportButton(els.controls, table, state, ctxBase())).catch(() => {}); // download + share (H7)
   },
 });
+
+// ---- seats with no combatant yet -------------------------------------------------------------------
+// A player who joined and plays nothing is told that the GM will give them a combatant (not left
+// reading the board as a spectator would); the GM's Battle panel names every such player under
+// what is due now, with a way to hand them one.
+function renderSeatWaits(state) {
+  const running = !!(state && state.view) && state.status !== "ended";
+  if (role === "player" && els.seatWait) {
+    const waiting = running && !(state.yours || []).length;
+    const name = table && table.seat ? table.seat.name : "";
+    const key = waiting ? `${name}` : "";
+    if (els.seatWait.__key === key) return;
+    els.seatWait.__key = key;
+    els.seatWait.hidden = !waiting;
+    replace(els.seatWait, waiting ? [
+      h("strong", { class: "seat-wait-head" }, name ? `${name}, you have a seat.` : "You have a seat."),
+      " The GM will give you a combatant: your choices show here as soon as they do. Until then, follow the battle below.",
+    ] : []);
+    return;
+  }
+  if (role !== "gm" || !els.seatWaits || !table) return;
+  // in a battle: the seats that play none of its combatants; before one: none of the lineup's
+  const playing = new Set(running ? state.seatsPlaying || []
+    : (table.lineup || []).filter((e) => e.controller === "seat").map((e) => e.seat));
+  const waiting = (table.seats || []).filter((seat) => !playing.has(seat.id));
+  const key = JSON.stringify([running, waiting.map((seat) => [seat.id, seat.name])]);
+  if (els.seatWaits.__key === key) return;
+  els.seatWaits.__key = key;
+  els.seatWaits.hidden = !waiting.length;
+  const handOver = () => {
+    if (!running) { if (tabs) tabs.show("lineup", { remember: true }); return; }
+    const list = els.controls.querySelector(".assignments");
+    if (!list) return;
+    list.open = true;
+    list.scrollIntoView({ block: "nearest" });
+    // the first combatant no player plays yet
+    const selects = [...list.querySelectorAll("select")];
+    const free = selects.find((el) => !el.value.startsWith("seat:")) || selects[0];
+    if (free) free.focus();
+  };
+  replace(els.seatWaits, waiting.map((seat) => h("li", { class: "seat-waits-item", dataset: { testid: "seat-waiting", seat: seat.id } },
+    h("span", { class: "seat-waits-text" }, h("strong", {}, seat.name), " is waiting for a combatant"),
+    ui.button("Give one", handOver, { class: "link-button", "aria-label": `Give ${seat.name} a combatant`, title: running ? "Who plays whom, below" : "In the lineup" }))));
+}
 
 // Work that can wait until the update is painted (at once when the page is hidden: no frame comes).
 function afterPaint(work) {

@@ -236,10 +236,11 @@ export function render(root, view, ctx) {
       if (ctx.role !== "player" || view.status !== "active") return null;
       const mine = list.filter((c) => c.mine);
       const actor = view.actor ? byId[view.actor] : null;
+      if (!mine.length) return null; // a seat with no character: the page says the GM will give it one
       return h(
         "section",
         { class: "bb-card bb-actions", dataset: { testid: "actions", region: "due" } },
-        h("p", { class: "big-text muted" }, mine.length ? `Waiting: ${actor ? actor.name : "nobody"} acts now.` : "No character of yours is in this battle."),
+        h("p", { class: "big-text muted" }, `Waiting: ${actor ? actor.name : "nobody"} acts now.`),
         mine.map((c) => ownSummary(c)),
       );
     }

@@ -405,8 +405,9 @@ export function render(root, view, ctx) {
       const typing = view.initiative_due && mine.some((c) => view.initiative_due.combatants.includes(c.id));
       if (view.initiative_due && view.physical && view.physical.due) return null; // the dice card above says who rolls
       const initiative = view.initiative_due ? `${view.initiative_due.text}: the GM starts the action turn${typing ? ", then this phone asks for your d6" : ""}.` : null;
+      if (!mine.length && !initiative) return null; // a seat with no combatant: the page says the GM will give it one
       return h("section", { class: "ep-card ep-actions", dataset: { testid: "ep-actions", region: "due" } },
-        h("p", { class: "big-text muted" }, initiative || (mine.length ? `Waiting${view.active_name ? `: ${view.active_name} acts now` : ""}.` : "No combatant of yours is in this fight.")));
+        h("p", { class: "big-text muted" }, initiative || `Waiting${view.active_name ? `: ${view.active_name} acts now` : ""}.`));
     }
     return h("section", { class: "ep-card ep-actions", dataset: { testid: "ep-actions", region: "due" } }, parts);
   }

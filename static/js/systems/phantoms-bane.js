@@ -283,10 +283,14 @@ export function render(root, view, ctx) {
     }
     if (ctx.role === "player") {
       if (!groups.length) {
+        // a seat with no duellist: the page says the GM will give it one. A duellist's real dice
+        // due: the dice card above asks for them (or says whose roll it waits for)
+        const own = order.some((cid) => cs[cid] && cs[cid].mine);
+        if (!own || (view.physical && view.physical.due)) return null;
         return h(
           "section",
           { class: "pb-actions", dataset: { region: "due", yourTurn: "false" } },
-          h("p", { class: "pb-choose-block muted" }, "No combatant is yours in this duel: you are watching."),
+          h("p", { class: "pb-choose-block muted" }, "Nothing to choose just now: the board goes on."),
         );
       }
       const open = groups.some(([cid]) => !cs[cid].has_chosen);
