@@ -13,6 +13,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.conftest import LiveServer, create_table
+from tests.browser.test_display import prepare, service_for
 from tests.browser.test_duel import PHONE, give_to_player, join_as
 from tests.browser.test_physical_dice import choose_on, set_who_rolls
 
@@ -126,3 +127,31 @@ def test_a_phone_typing_real_dice_never_says_it_is_watching(browser: Any, live_s
     finally:
         for context in (gm_context, alice_context, bob_context):
             context.close()
+
+
+@pytest.mark.parametrize("system", ["phantoms-bane", "eclipse-phase", "olympia", "adnd", "battles-and-balances"])
+def test_every_system_tells_a_seat_without_a_combatant_what_comes(browser: Any, live_server: LiveServer, shots: Path, system: str) -> None:
+    slug, gm_token = prepare(live_server, system)  # a battle under way, every combatant the GM's
+    service = service_for(live_server)
+    code = service.table(slug=slug).join_code
+    service.engine.dispose()
+    gm_context, phone_context = browser.new_context(viewport={"width": 1280, "height": 800}), browser.new_context(**PHONE)
+    try:
+        gm, carol = gm_context.new_page(), phone_context.new_page()
+        gm.goto(f"{live_server.url}/t/{slug}/gm?key={gm_token}")
+        gm.wait_for_selector("[data-testid=connection-status][data-state=live]")
+        carol.goto(f"{live_server.url}/j/{code}")
+        carol.fill("[data-testid=join-name]", "Carol")
+        carol.click("[data-testid=join-submit]")
+        carol.wait_for_selector("[data-testid=connection-status][data-state=live]")
+        wait = carol.locator("[data-testid=seat-wait]")
+        expect(wait).to_contain_text("Carol, you have a seat. The GM will give you a combatant")
+        expect(carol.locator("body")).not_to_contain_text(re.compile(r"you are watching|No (combatant|character) of yours", re.I))
+        box = wait.bounding_box()
+        assert box is not None and box["y"] + box["height"] <= 667, "below the phone's first screen"
+        gm.click("[data-testid=tab-battle]")
+        expect(gm.locator("[data-testid=seat-waits]")).to_have_text(re.compile(r"Carol is waiting for a combatant"))
+        carol.screenshot(path=str(shots / f"phone-{system}-no-combatant.png"))
+    finally:
+        gm_context.close()
+        phone_context.close()
