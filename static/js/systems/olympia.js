@@ -245,7 +245,8 @@ export function render(root, view, ctx) {
       }),
       forms.map(([k, side]) => breakPoint(k, side)),
       !movable.length && !forms.length && units.length ? h("ul", { class: "ol-mine-list", dataset: { testid: "ol-mine" } }, units.map((u) => h("li", {},
-        h("strong", {}, u.name), ` · ${fmt(u.men)} men · side ${sideOf(u.id)}`, u.state !== "fighting" ? ` · ${u.state}` : ""))) : null,
+        h("strong", {}, u.name), u.men > 0 ? ` · ${fmt(u.men)} men · side ${sideOf(u.id)}${u.state !== "fighting" ? ` · ${u.state}` : ""}`
+          : ` · side ${sideOf(u.id)} · ${aloneText(u, rowLabelOf(u))}`))) : null,
       !movable.length && !forms.length ? h("p", { class: "muted" }, units.length
         ? "The GM steps the battle; the table display shows both armies."
         : "") : null,
@@ -256,7 +257,14 @@ export function render(root, view, ctx) {
   function fillSide(key, panel) {
     const side = view.sides[key];
     const band = (behind, units, label) => rowBand(key, behind, units, label);
-    const rows = side.rows.map((r) => band(r.behind, r.units, r.label));
+    // a noble whose men are all gone leaves his row, as on the TV (he stood in the front row as
+    // "★ 0 men"): he is named under the rows, fighting on alone or out of the battle (one who may
+    // still be moved before the battle stays in his row)
+    const withMen = (u) => u.men > 0 || Boolean(moves[u.id]);
+    const kept = side.rows.map((r) => ({ ...r, units: r.units.filter(withMen) })).filter((r) => r.units.length);
+    const rows = kept.map((r) => band(r.behind, r.units, r.label));
+    const blocks = kept.reduce((n, r) => n + r.units.length, 0);
+    const alone = side.rows.flatMap((r) => r.units.filter((u) => !withMen(u)).map((u) => [u, r.label]));
     if (Object.values(moves).some((t) => sideOf(t.combatant) === key)) {
       // empty rows a unit may be moved into (the next back row, and the front row if it is empty)
       // every empty row up to one past the deepest, so any row order can be built
@@ -275,18 +283,33 @@ export function render(root, view, ctx) {
       { key: "strength", build: () => strength(key, side, null), update: (el) => strength(key, side, el) },
       ctx.role === "player" ? null : part("break", [breakForms[key], side.break_point], () => breakPoint(key, side)),
       part("structure", [side.structure, structureForms[key]], () => structure(key, side)),
-      ctx.role === "player" ? armyFold(key, side, rows)
+      ctx.role === "player" ? (blocks ? armyFold(key, side, rows, blocks) : null)
         : { key: "rows", build: () => keyed(h("div", { class: "ol-rows" }), rows), update: (el) => keyed(el, rows) },
+      part("alone", alone.map(([u, where]) => [u.id, u.name, u.leader, u.state, u.wound, u.mine, where]), () => aloneList(key, alone)),
     ]);
+  }
+
+  function aloneText(u, where) {
+    const fate = u.state === "fighting" ? `fights on alone in the ${where}` : u.wound ? `${u.state} (${u.wound})` : u.state;
+    return `no men left, ${fate}`;
+  }
+
+  function aloneList(key, alone) {
+    if (!alone.length) return null;
+    return h("ul", { class: "ol-alone", dataset: { testid: `alone-${key}` } }, alone.map(([u, where]) => h("li", {
+      class: `ol-alone-one${u.mine ? " ol-mine" : ""}`, dataset: { testid: `alone-${u.id}` },
+    },
+    h("span", { class: `ol-badge ol-badge-noble${u.leader ? " ol-badge-leader" : ""}`, "aria-hidden": "true" }, u.leader ? "★" : "N"),
+    h("strong", {}, u.name), u.leader ? h("span", { class: "ol-tag ol-tag-leader" }, "leader") : null,
+    h("span", { class: "ol-alone-fate" }, aloneText(u, where)))));
   }
 
   // On a phone the armies fold away (the TV shows them; the phone keeps the player's own numbers and
   // the strength bars on its first screen): a folded army is not drawn at all, so a phase costs the
   // phone almost nothing. The army holding a unit the player may move now is open (to arrange its
   // rows before the battle); the other one stays folded, a tap away.
-  function armyFold(key, side, rows) {
+  function armyFold(key, side, rows, count) {
     const open = armiesOpen[key] ?? Object.values(moves).some((t) => sideOf(t.combatant) === key);
-    const count = side.rows.reduce((n, r) => n + r.units.length, 0);
     const fill = (fold) => {
       if (fold.open !== open) fold.open = open;
       setText(fold.firstElementChild, `${open ? "Hide" : "Show"} the ${count} ${count === 1 ? "unit" : "units"} of ${side.name}`);
@@ -303,6 +326,11 @@ export function render(root, view, ctx) {
       }, h("summary", {}), h("div", { class: "ol-rows" }))),
       update: fill,
     };
+  }
+
+  function rowLabelOf(u) {
+    for (const side of Object.values(view.sides)) for (const r of side.rows) if (r.units.some((x) => x.id === u.id)) return r.label;
+    return "front row";
   }
 
   function sideOf(cid) {
