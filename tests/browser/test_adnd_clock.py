@@ -68,7 +68,8 @@ def test_a_phone_reloaded_mid_declaration_shows_the_consoles_lateness(browser: A
         shown = clock.inner_text()
         after = seconds(console.inner_text())
         assert before - 1 <= seconds(shown) <= after + 1, f"the phone shows {shown!r}, the console {before}-{after} s"
-        assert "1 segment late" in shown or "2 segments late" in shown, shown
+        # (the two pages tick on their own half-seconds: the phone reads "segment late" within a tick)
+        expect(clock).to_have_text(re.compile(r"\d+ s — [12] segments? late"), timeout=2_000)
         phone.screenshot(path=str(shots / "phone-clock-after-reload.png"))
         gm.screenshot(path=str(shots / "console-clock.png"))
         assert not errors, errors
