@@ -3,8 +3,8 @@
 ``serve``  creates ``.venv`` if needed, installs Battleboard into it and starts the board on SQLite
            with a demo table of every rule system, printing each one's display, GM, player and
            spectator addresses.
-``test``   installs everything the tests need (the test extra, Chromium, the Socket.IO client,
-           axe-core for the accessibility tests),
+``test``   installs everything the tests need (the test extra, Chromium, the browser libraries and
+           axe-core for the accessibility tests, fetched from the npm registry by Python itself),
            then runs ruff and the whole test suite. Extra arguments go to pytest.
 """
 
@@ -75,7 +75,7 @@ def cmd_serve(args: list[str]) -> int:
 def cmd_test(args: list[str]) -> int:
     ensure_venv("test")
     ensure_chromium()
-    run(BIN / "battleboard", "fetch-assets", "--tests")  # the Socket.IO client, and axe-core for the accessibility tests
+    run(BIN / "battleboard", "fetch-assets", "--tests")  # the browser libraries, and axe-core for the accessibility tests
     say("ruff check")
     run(BIN / "ruff", "check", "rules", "webapp", "tests")
     say("pytest")

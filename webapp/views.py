@@ -27,13 +27,15 @@ from rules import RulesError, available_systems
 from .export import MAX_BYTES as IMPORT_MAX_BYTES
 from .security import BODY_LIMITS, limits
 from .service import NotFound
-from .vendor import VendorError, ensure_client, find_client
+from .vendor import SERVED, SOCKETIO_CLIENT, VendorError, ensure_file, find_file
 
 bp = Blueprint("board", __name__)
 BODY_LIMITS["board.import_battle"] = IMPORT_MAX_BYTES + 64 * 1024  # an exported battle, and the form's own bytes
 
+# media-src data:: NoSleep.js keeps a phone awake (no Wake Lock API on plain http) with a tiny silent
+# video of its own, given as a data: address
 CSP = (
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src 'self' data:; "
     "connect-src 'self' ws: wss:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
 )
 
@@ -430,14 +432,23 @@ def pair_screen(code: str = "") -> Any:
 
 @bp.get("/vendor/socket.io.min.js")
 def socketio_client() -> Any:
+    return vendor_file(SOCKETIO_CLIENT.file_name)
+
+
+@bp.get("/vendor/<name>")
+def vendor_file(name: str) -> Any:
+    """A browser library the board serves (``webapp/vendor.py``: pinned, checked, fetched once)."""
+    wanted = SERVED.get(name)
+    if wanted is None:
+        abort(404)
     static_dir = Path(current_app.static_folder or "")
     instance_dir = Path(current_app.instance_path)
-    path = find_client(static_dir, instance_dir)
+    path = find_file(wanted, static_dir, instance_dir)
     if path is None:
         try:
-            path = ensure_client(static_dir, instance_dir)
+            path = ensure_file(wanted, static_dir, instance_dir)
         except VendorError as exc:
-            return Response(f"/* Socket.IO client missing: {exc} */", status=503, mimetype="text/javascript")
+            return Response(f"/* {wanted.file_name} missing: {exc} */", status=503, mimetype="text/javascript")
     return send_file(path, mimetype="text/javascript", max_age=3600)
 
 
