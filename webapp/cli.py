@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
@@ -103,18 +104,67 @@ def demo_report(tables: list[Any], urls: list[str]) -> str:
     return "\n".join(lines)
 
 
+#: where ``serve`` notes the address it runs on (``battleboard tables`` prints links to it)
+SERVING_FILE = "serving.json"
+
+
+def record_serving(instance: Path, host: str, port: int, public_url: str | None) -> None:
+    """Note in the instance folder where this board is served, for the commands run beside it."""
+    record = {"host": host, "port": port, "public_url": public_url, "pid": os.getpid()}
+    try:
+        (instance / SERVING_FILE).write_text(json.dumps(record), encoding="utf-8")
+    except OSError as exc:  # a read-only instance folder: the board runs all the same
+        print(f"warning: could not note the address in {instance}: {exc}", file=sys.stderr)
+
+
+def served_at(instance: Path) -> dict[str, Any]:
+    """Where ``serve`` last ran with this instance folder: ``{host, port, public_url}``, or ``{}``."""
+    try:
+        record = json.loads((instance / SERVING_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(record, dict) or not isinstance(record.get("port"), int) or not isinstance(record.get("host"), str):
+        return {}
+    return record
+
+
+def _link_base(args: argparse.Namespace, instance: Path) -> list[str]:
+    """The addresses to print links with: what the command line says, else where ``serve`` runs (or
+    last ran) with this instance folder, else ``serve``'s own defaults."""
+    record = served_at(instance)
+    host = args.host or record.get("host") or os.environ.get("BATTLEBOARD_HOST", "0.0.0.0")
+    port = args.port or record.get("port") or int(os.environ.get("BATTLEBOARD_PORT", "5000"))
+    public_url = os.environ.get("BATTLEBOARD_PUBLIC_URL") or (record.get("public_url") if not (args.host or args.port) else None)
+    return host_urls(host, port, public_url)
+
+
+def _gevent_wanted() -> bool:
+    """``serve`` runs on gevent's WSGI server (the one gunicorn's gevent worker runs), unless
+    ``BATTLEBOARD_ASYNC_MODE`` asks for another mode (``threading``: Werkzeug's development server)."""
+    return os.environ.get("BATTLEBOARD_ASYNC_MODE", "gevent") == "gevent"
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
+    gevent = _gevent_wanted()
+    if gevent:  # first: the standard library's sockets, threads and sleeps become gevent's
+        import gevent
+        from gevent import monkey
+
+        monkey.patch_all()
+        gevent.get_hub().NOT_ERROR += (KeyboardInterrupt,)  # Ctrl+C stops the board without a trace printed
     from .app import create_app, hub, settle_memory, socketio
     from .db import checkpoint_in_background
-    from .vendor import VendorError, ensure_client
+    from .vendor import VendorError, ensure_served
 
-    app = create_app(public_url=args.public_url, listen_host=args.host, listen_port=args.port)
+    overrides: dict[str, Any] = {"async_mode": "gevent"} if gevent else {}
+    app = create_app(public_url=args.public_url, listen_host=args.host, listen_port=args.port, **overrides)
     try:
-        ensure_client(Path(app.static_folder or ""), Path(app.instance_path))
+        ensure_served(Path(app.static_folder or ""), Path(app.instance_path))
     except VendorError as exc:
         print(f"warning: {exc}", file=sys.stderr)
     tables = ensure_demo(app) if args.demo else []
     config = app.config["BATTLEBOARD"]
+    record_serving(Path(app.instance_path), args.host, args.port, args.public_url)
     print(f"Battleboard on {args.host}:{args.port} — database {config.database_url.split('@')[-1]}")
     if tables:
         print(demo_report(tables, host_urls(args.host, args.port, args.public_url)))
@@ -124,7 +174,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     settle_memory()
     hub(app).start_heartbeat()  # pages that missed an update catch up on their own
     checkpoint_in_background(hub(app).service.engine)
-    socketio.run(app, host=args.host, port=args.port, allow_unsafe_werkzeug=True, use_reloader=False, log_output=False)
+    try:
+        socketio.run(app, host=args.host, port=args.port, allow_unsafe_werkzeug=True, use_reloader=False, log_output=False)
+    except KeyboardInterrupt:  # Ctrl+C: the board stops, quietly
+        pass
     return 0
 
 
@@ -136,32 +189,42 @@ def cmd_tables(args: argparse.Namespace) -> int:
 
     app = create_app()
     service = app.extensions["battleboard"].service
+    urls = _link_base(args, Path(app.instance_path))
     with service.session() as s:
         for table in s.exec(select(GameTable).order_by(GameTable.id)):
-            print("\n".join(_links(table, host_urls(args.host, args.port))))
+            print("\n".join(_links(table, urls)))
     return 0
 
 
 def cmd_fetch_assets(args: argparse.Namespace) -> int:
     from .app import asset_dir
     from .config import load_config
-    from .vendor import ensure_client
+    from .vendor import VendorError, ensure_axe, ensure_served
 
     config = load_config().finish()
-    print(ensure_client(asset_dir("static"), config.instance_path))
-    if args.tests:
-        from .vendor import ensure_axe
-
-        print(ensure_axe(Path(config.instance_path)))
+    try:
+        for path in ensure_served(asset_dir("static"), config.instance_path):
+            print(path)
+        if args.tests:
+            print(ensure_axe(Path(config.instance_path)))
+    except VendorError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
+    from rules import RulesError
+
     from .app import create_app
     from .replay import replay_battle
 
     app = create_app()
-    report = replay_battle(app.extensions["battleboard"].service, args.battle_id)
+    try:
+        report = replay_battle(app.extensions["battleboard"].service, args.battle_id)
+    except RulesError as exc:
+        print(f"battle {args.battle_id}: {exc} (`battleboard tables` lists the tables; a battle's id is on its GM console)", file=sys.stderr)
+        return 1
     print(f"battle {report.battle_id}: {report.replayed} declarations replayed, {report.taken} other commands taken from snapshots")
     for line in report.mismatches:
         print("  mismatch:", line)
@@ -263,7 +326,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         print(f"not imported: {exc}", file=sys.stderr)
         return 1
     print(f"imported as battle {battle_id} of a new table {table.name!r} (it verified)")
-    print("\n".join(_links(table, host_urls(args.host, args.port))))
+    print("\n".join(_links(table, _link_base(args, Path(app.instance_path)))))
     return 0
 
 
@@ -279,10 +342,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     serve.set_defaults(func=cmd_serve)
     tables = sub.add_parser("tables", help="list the tables with their display, GM, player and spectator links")
-    tables.add_argument("--host", default="0.0.0.0")
-    tables.add_argument("--port", type=int, default=5000)
+    tables.add_argument("--host", help="default: the address `serve` runs on (or last ran on) with this instance folder")
+    tables.add_argument("--port", type=int, help="default: the port `serve` runs on (or last ran on) with this instance folder")
     tables.set_defaults(func=cmd_tables)
-    fetch = sub.add_parser("fetch-assets", help="fetch the Socket.IO browser client (needs npm, once)")
+    fetch = sub.add_parser("fetch-assets", help="fetch the pinned browser libraries (Socket.IO client, NoSleep.js) from the npm registry, once")
     fetch.add_argument("--tests", action="store_true", help="also fetch axe-core, which the accessibility tests run")
     fetch.set_defaults(func=cmd_fetch_assets)
     replay = sub.add_parser("replay", help="replay a battle from its log and check every snapshot")
@@ -303,8 +366,8 @@ def main(argv: list[str] | None = None) -> int:
     verify.set_defaults(func=cmd_verify)
     importer = sub.add_parser("import", help="load an exported, finished battle as a battle of a new table (after verifying it)")
     importer.add_argument("file")
-    importer.add_argument("--host", default="0.0.0.0")
-    importer.add_argument("--port", type=int, default=5000)
+    importer.add_argument("--host", help="for the links printed (default: where `serve` runs)")
+    importer.add_argument("--port", type=int, help="for the links printed (default: where `serve` runs)")
     importer.set_defaults(func=cmd_import)
     args = parser.parse_args(argv)
     return int(args.func(args) or 0)

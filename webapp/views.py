@@ -255,6 +255,27 @@ def player_page(slug: str) -> Any:
     return render_template("board.html", role="player", table=table, token=token, join_url="", watch_url="")
 
 
+@bp.get("/t/<slug>/")
+def table_address(slug: str) -> Any:
+    """A table's own address sends each viewer to its page: the GM's console (with the GM link's key,
+    or in a browser that opened it), a seated player's phone page, anyone else the spectator page."""
+    table = _table_or_404(slug)
+    key = request.args.get("key")
+    if key:  # the console checks it
+        return redirect(url_for("board.gm_page", slug=table.slug, key=key[:100]))
+    gm_token = _remembered("gm", table.slug)
+    if gm_token and secrets.compare_digest(gm_token, table.gm_token):
+        return redirect(url_for("board.gm_page", slug=table.slug))
+    token = _remembered("seats", table.slug)
+    try:
+        viewer, _seat = _hub().service.viewer_for(table, token) if token else (None, None)
+    except RulesError:
+        viewer = None
+    if viewer is not None and viewer.role == "player":
+        return redirect(url_for("board.player_page", slug=table.slug))
+    return redirect(url_for("board.spectator_page", slug=table.slug))
+
+
 @bp.get("/t/<slug>/watch")
 def spectator_page(slug: str) -> Any:
     """The spectator link: the table display laid out for whatever screen opens it (a phone too),
