@@ -16,6 +16,7 @@ import { connect } from "./connection.js";
 import * as ui from "./ui.js";
 import * as kit from "./kit.js";
 import * as grid from "./grid.js";
+import { keepAwake } from "./wake-lock.js";
 
 const { h, replace } = ui;
 const body = document.body;
@@ -77,22 +78,9 @@ els.fullscreen.addEventListener("click", async () => {
 });
 document.addEventListener("fullscreenchange", syncFullscreenButton);
 
-let wakeLock = null;
-async function keepAwake() {
-  if (!("wakeLock" in navigator) || document.visibilityState !== "visible" || wakeLock) return;
-  try {
-    wakeLock = await navigator.wakeLock.request("screen");
-    body.dataset.wakeLock = "on";
-    wakeLock.addEventListener("release", () => { wakeLock = null; body.dataset.wakeLock = "off"; });
-  } catch {
-    wakeLock = null; // not allowed here (no user gesture yet, battery saver): try again on the next chance
-  }
-}
-if (mode === "display") {
-  keepAwake();
-  document.addEventListener("visibilitychange", () => { if (document.visibilityState === "visible") keepAwake(); });
-  document.addEventListener("pointerdown", keepAwake, { once: true });
-}
+// the TV's screen stays awake (wake-lock.js: the Wake Lock API, or NoSleep.js from the first tap on
+// plain http, where the API is missing; the full-screen button is such a tap)
+if (mode === "display") keepAwake();
 
 // --- the connection ---------------------------------------------------------------------------
 function setStatus(stateName, detail) {

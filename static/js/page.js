@@ -12,6 +12,7 @@ import * as grid from "./grid.js";
 import * as kit from "./kit.js";
 import { renderControls, renderSetup, renderNotes, renderOptions, renderRosters } from "./setup.js";
 import { renderDiceEntry } from "./dice-entry.js";
+import { keepAwake } from "./wake-lock.js";
 
 const { h, replace } = ui;
 const body = document.body;
@@ -249,19 +250,8 @@ function isMyTurn(view) {
   return (view.legal || []).length > 0;
 }
 
-// ---- a screen wake lock while seated --------------------------------------------------------------
-const wakeLock = (() => {
-  let sentinel = null;
-  async function want() {
-    if (role !== "player" || !("wakeLock" in navigator) || document.visibilityState !== "visible" || sentinel) return;
-    try {
-      sentinel = await navigator.wakeLock.request("screen");
-      sentinel.addEventListener("release", () => { sentinel = null; });
-    } catch (err) { sentinel = null; /* refused (battery saver, no permission): the phone may sleep */ }
-  }
-  document.addEventListener("visibilitychange", want);
-  return { want };
-})();
+// ---- a screen wake lock while seated (wake-lock.js: NoSleep.js where the Wake Lock API is missing) ---
+const wakeLock = { want: () => { if (role === "player") keepAwake(); } };
 
 // ---- the GM's side panels loaded on demand (built by other parts of the board) ----------------------
 const extraPanels = { pair: null, map: null };
