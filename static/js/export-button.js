@@ -33,8 +33,11 @@ export function mountExportButton(after, table, state, ctx) {
     if (ack && ack.ok) shared.set(battleId, ack.shareable);
     else box.checked = !box.checked;
   });
+  // the battle's number, for `battleboard replay|export|report <id>` and for telling battles apart
+  const number = h("span", { class: "muted", dataset: { testid: "battle-id" }, title: "This battle's id: battleboard replay, export and report take it" },
+    `Battle #${battleId} · `);
   replace(panel,
-    h("p", { class: "report-link" }, link, h("span", { class: "muted" }, what, ended ? script : null, ended ? "." : null)),
+    h("p", { class: "report-link" }, number, link, h("span", { class: "muted" }, what, ended ? script : null, ended ? "." : null)),
     h("label", { class: "assign-row", for: `share-${battleId}` }, box,
       h("span", {}, " Share once ended: anyone with the link sees the replay, the report and this file")));
   if (ended && !shared.has(battleId)) { // learn whether it is shared already (the replay link says)
