@@ -2,17 +2,20 @@
 
 ``carry_over(state, lineup)`` takes the last state of a battle and the lineup it began from, and
 returns the lineup of the next battle: every survivor's entry with its state at the end of this one,
-and the names of those left out (the dead, the captured). Each system keeps its own things:
+and the names of those left out. Only those still standing carry on: the defeated are left out,
+whether dead (or captured) or fallen (down, unconscious, out of play). With ``fallen=True`` the
+fallen who did not die carry on too, still down. Each system keeps its own things:
 
 - Phantom's Bane: Health, the weakened attributes (the full values kept as ``*_max``), worn gear at
-  its worn bonus, destroyed gear gone; the defeated are left out.
+  its worn bonus, destroyed gear gone; the defeated are left out (a duellist at no Health has no
+  fight left in him).
 - Eclipse Phase: damage, wounds and the lasting conditions (knocked down, unconscious); pools
-  refill; the dead are left out.
-- AD&D: hit points (the full ones kept as ``hp_max``); a character below 0 who did not die stays
-  down; the dead are left out.
+  refill; the dead are left out, the incapacitated and unconscious unless ``fallen``.
+- AD&D: hit points (the full ones kept as ``hp_max``); the dead are left out, and those down at 0 or
+  below unless ``fallen`` (they then start down); the fled and the surrendered live and carry on.
 - Battles&Balances: wounds, armour wear, ammunition, persistent effects (poison, fire...) and pending
-  blessings and curses; action points reset. A defeated character carries its wounds (it is out of
-  play, not necessarily dead).
+  blessings and curses; action points reset. The defeated are left out unless ``fallen`` (they then
+  carry their wounds and start out of play).
 - Olympia: the men left of every kind and the noble's health; dead and captured nobles are left out.
 
 The carried values are fields of each system's stat form (group "Carried over"), so the GM can
@@ -88,17 +91,20 @@ HELP = {
     "Health there.",
     "eclipse-phase": "When a fight is over, the GM can write the survivors back into a saved roster (Battle tab, "
     "\"Survivors carry on\"). Each survivor keeps its damage, its wounds and whether it is knocked down or "
-    "unconscious; Flex and Vigor refill. The dead are left out. The stat form shows what was carried under "
-    "\"Carried over\": lower the damage or wounds there when a character heals.",
+    "unconscious; Flex and Vigor refill. Only those still standing carry on: the dead are left out, and so "
+    "are the incapacitated and the unconscious unless the GM ticks \"Also carry on those who fell but live\". The stat "
+    "form shows what was carried under \"Carried over\": lower the damage or wounds there when a character heals.",
     "adnd": "When the encounter is over, the DM can write the survivors back into a saved roster (Battle tab, "
-    "\"Survivors carry on\"). Each survivor keeps its current hit points (its full ones under \"Carried over\"); "
-    "one at 0 or below who did not die starts the next fight down, its bleeding stopped in the recovery "
-    "turn. The dead are left out.",
-    "battles-and-balances": "When a battle is over, the GM can write everyone back into a saved roster (Battle tab, "
-    "\"Survivors carry on\"). Each character keeps its wounds, its armour wear, the ammunition it has left, "
+    "\"Survivors carry on\"). Each survivor keeps its current hit points (its full ones under \"Carried over\"). "
+    "Only those still standing carry on (the fled and the surrendered too): the dead are left out, and so are "
+    "those down at 0 or below unless the DM ticks \"Also carry on those who fell but live\"; they then start the next "
+    "fight down, their bleeding stopped in the recovery turn.",
+    "battles-and-balances": "When a battle is over, the GM can write the survivors back into a saved roster (Battle "
+    "tab, \"Survivors carry on\"). Each character keeps its wounds, its armour wear, the ammunition it has left, "
     "its persistent effects (poison, fire...) with their marks, and any blessing or curse still pending; "
-    "action points start full again. A defeated character keeps its wounds and starts out of play until "
-    "healed (the GM's healing tool, or lower \"Wounds carried\" in the stat form).",
+    "action points start full again. The defeated are left out unless the GM ticks \"Also those who fell but "
+    "live\": a defeated character then keeps its wounds and starts out of play until healed (the GM's healing "
+    "tool, or lower \"Wounds carried\" in the stat form).",
     "olympia": "When a battle is over, the GM can write the armies back into a saved roster (Battle tab, "
     "\"Survivors carry on\"). Each noble keeps the men he has left of every kind and his health after his "
     "wounds; nobles who were killed or taken prisoner are left out.",
@@ -161,9 +167,45 @@ def effects_text(effects: Mapping[str, int]) -> str:
 # --- per system: (state combatant, lineup entry) -> entry, or None when left out --------------------------
 
 
+# whether a combatant still stands at the end: None; FALLEN (out of the fight, alive: carried only when
+# asked); GONE (dead, captured, or a duellist with no Health: never carried)
+FALLEN, GONE = "fallen", "gone"
+
+
+def _phantoms_bane_standing(c: Mapping[str, Any]) -> str | None:
+    return GONE if c.get("defeated") or c.get("health", 0) <= 0 else None
+
+
+def _eclipse_phase_standing(c: Mapping[str, Any]) -> str | None:
+    if c.get("state") == "dead":
+        return GONE
+    return FALLEN if c.get("state") == "incapacitated" or "unconscious" in (c.get("conditions") or []) else None
+
+
+def _adnd_standing(c: Mapping[str, Any]) -> str | None:
+    if c.get("condition") == "dead" or c.get("hp", 0) <= -10 or (c.get("dies_at_zero") and c.get("hp", 0) <= 0):
+        return GONE
+    return FALLEN if c.get("condition") == "down" or c.get("hp", 0) <= 0 else None
+
+
+def _battles_balances_standing(c: Mapping[str, Any]) -> str | None:
+    return FALLEN if c.get("defeated") else None
+
+
+def _olympia_standing(c: Mapping[str, Any]) -> str | None:
+    return GONE if c.get("state") in ("dead", "prisoner") else None
+
+
+STANDING = {
+    "phantoms-bane": _phantoms_bane_standing,
+    "eclipse-phase": _eclipse_phase_standing,
+    "adnd": _adnd_standing,
+    "battles-and-balances": _battles_balances_standing,
+    "olympia": _olympia_standing,
+}
+
+
 def _phantoms_bane(c: Mapping[str, Any], entry: dict[str, Any]) -> dict[str, Any] | None:
-    if c.get("defeated") or c.get("health", 0) <= 0:
-        return None
     for stat in ("health", "offence", "defence", "skill"):
         entry[stat] = c[stat]
     for stat in ("health", "offence", "defence"):
@@ -178,8 +220,6 @@ def _phantoms_bane(c: Mapping[str, Any], entry: dict[str, Any]) -> dict[str, Any
 
 
 def _eclipse_phase(c: Mapping[str, Any], entry: dict[str, Any]) -> dict[str, Any] | None:
-    if c.get("state") == "dead":
-        return None
     entry["damage"] = c.get("damage", 0)
     entry["wounds"] = c.get("wounds", 0)
     entry["conditions"] = ", ".join(k for k in c.get("conditions", []) if k in LASTING_CONDITIONS)
@@ -187,8 +227,6 @@ def _eclipse_phase(c: Mapping[str, Any], entry: dict[str, Any]) -> dict[str, Any
 
 
 def _adnd(c: Mapping[str, Any], entry: dict[str, Any]) -> dict[str, Any] | None:
-    if c.get("condition") == "dead" or c.get("hp", 0) <= -10 or (c.get("dies_at_zero") and c.get("hp", 0) <= 0):
-        return None
     entry["hp"] = c["hp"]
     entry["hp_max"] = c["hp_max"] if c["hp_max"] > c["hp"] else 0
     return entry
@@ -206,8 +244,6 @@ def _battles_balances(c: Mapping[str, Any], entry: dict[str, Any]) -> dict[str, 
 
 
 def _olympia(c: Mapping[str, Any], entry: dict[str, Any]) -> dict[str, Any] | None:
-    if c.get("state") in ("dead", "prisoner"):
-        return None
     for key in list(entry):
         if key in (c.get("start_troops") or {}) or key in (c.get("troops") or {}):
             entry[key] = 0
@@ -225,20 +261,12 @@ CARRY = {
     "olympia": _olympia,
 }
 
-#: why a combatant was left out, per system, as the GM is told
-LEFT_OUT = {
-    "phantoms-bane": "defeated",
-    "eclipse-phase": "dead",
-    "adnd": "dead",
-    "battles-and-balances": "",
-    "olympia": "dead or taken prisoner",
-}
-
-
-def carry_over(state: Mapping[str, Any], lineup: list[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+def carry_over(state: Mapping[str, Any], lineup: list[Mapping[str, Any]], *,
+               fallen: bool = False) -> tuple[list[dict[str, Any]], list[str]]:
     """The lineup of the next battle from the last state of this one and the lineup it began from:
-    ``(entries, names left out)``. Entries keep their lineup order; a combatant missing from the
-    lineup cannot be carried (the GM changed the lineup since the battle began)."""
+    ``(entries, names left out)``. Only those still standing carry on; ``fallen``: those who fell
+    but did not die too. Entries keep their lineup order; a combatant missing from the lineup cannot
+    be carried (the GM changed the lineup since the battle began)."""
     system_id = str(state.get("system"))
     if system_id not in CARRY:
         raise InvalidDeclaration(f"no carry-over for the rule system {system_id!r}")
@@ -255,7 +283,8 @@ def carry_over(state: Mapping[str, Any], lineup: list[Mapping[str, Any]]) -> tup
         c = combatants.get(entry.get("id"))
         if c is None:  # added to the lineup after the battle began: not in this battle
             continue
-        carried = CARRY[system_id](c, dict(entry))
+        standing = STANDING[system_id](c)
+        carried = None if standing == GONE or (standing == FALLEN and not fallen) else CARRY[system_id](c, dict(entry))
         if carried is None:
             left_out.append(str(c.get("name", entry.get("id"))))
         else:

@@ -688,22 +688,42 @@ class BattleService:
         with self.engine.connect() as conn:
             return conn.execute(sa_select(GameTable.__table__.c.roster_id).where(GameTable.__table__.c.id == table_id)).scalar()  # type: ignore[attr-defined]
 
-    def save_survivors(self, table_id: int, battle_id: Any, *, roster_id: Any = None, name: Any = None,
-                       load: bool = True) -> tuple[Roster, list[dict[str, Any]], list[str]]:
-        """Write the survivors of a finished battle into a roster of the table's library: a new one
-        (``name``) or over an existing one (``roster_id``, usually the one the lineup came from), with
-        each survivor's state at the end (:func:`rules.carry_over.carry_over`). ``load``: the table's
-        lineup becomes the survivors too, so the next battle starts where this one stopped. Returns the
-        roster, the survivors' lineup entries and the names left out (the dead)."""
-        from rules.carry_over import carry_over
-
-        if (roster_id is None) == (name is None):
-            raise InvalidDeclaration("say where the survivors go: a new roster's name, or the roster_id to write over")
+    def _ended_battle_of(self, table_id: int, battle_id: Any) -> Battle:
         battle = self.battle(battle_id)
         if battle.table_id != table_id:
             raise NotPermitted("that battle is not at your table")
         if battle.status != "ended":
             raise IllegalDeclaration("the battle is still running: end it first, then write its survivors back")
+        return battle
+
+    def survivors(self, table_id: int, battle_id: Any, *, fallen: bool = False) -> tuple[list[str], list[str], list[str]]:
+        """Who would carry on from a finished battle and who would be left behind, as
+        :meth:`save_survivors` would write them (nothing is written); and who fell but lives (carried
+        only with ``fallen``). Three lists of names."""
+        from rules.carry_over import carry_over
+
+        battle = self._ended_battle_of(table_id, battle_id)
+        lineup = [dict(e) for e in self.table(table_id=table_id).lineup]
+        with rules_guard("carry-over"):
+            entries, left_out = carry_over(battle.state, lineup, fallen=fallen)
+            standing, _ = carry_over(battle.state, lineup)
+            with_fallen, _ = carry_over(battle.state, lineup, fallen=True)
+        up = {e["id"] for e in standing}
+        return [str(e["name"]) for e in entries], left_out, [str(e["name"]) for e in with_fallen if e["id"] not in up]
+
+    def save_survivors(self, table_id: int, battle_id: Any, *, roster_id: Any = None, name: Any = None,
+                       load: bool = True, fallen: bool = False) -> tuple[Roster, list[dict[str, Any]], list[str]]:
+        """Write the survivors of a finished battle into a roster of the table's library: a new one
+        (``name``) or over an existing one (``roster_id``, usually the one the lineup came from), with
+        each survivor's state at the end (:func:`rules.carry_over.carry_over`): those still standing,
+        and with ``fallen`` those who fell but live. ``load``: the table's lineup becomes the
+        survivors too, so the next battle starts where this one stopped. Returns the roster, the
+        survivors' lineup entries and the names left out (the defeated)."""
+        from rules.carry_over import carry_over
+
+        if (roster_id is None) == (name is None):
+            raise InvalidDeclaration("say where the survivors go: a new roster's name, or the roster_id to write over")
+        battle = self._ended_battle_of(table_id, battle_id)
         roster_name = clean_name(name, "roster name", 80) if name is not None else None
         if roster_id is not None:
             if not isinstance(roster_id, int) or isinstance(roster_id, bool):
@@ -715,10 +735,11 @@ class BattleService:
             if system.id != battle.system_id:
                 raise IllegalDeclaration("this table now plays another rule system")
             with rules_guard("carry-over"):
-                entries, left_out = carry_over(battle.state, [dict(e) for e in table.lineup])
-                entries = system.validate_draft(entries)
+                entries, left_out = carry_over(battle.state, [dict(e) for e in table.lineup], fallen=fallen)
+                entries = system.validate_draft(entries) if entries else entries
             if not entries:
-                raise IllegalDeclaration("nobody survived the battle: there is no one to write back")
+                raise IllegalDeclaration("nobody is left standing: there is no one to write back"
+                                         + ("" if fallen else " (tick “Also carry on those who fell but live” to carry the fallen)"))
             if roster_id is not None:
                 roster = self._library_roster(s, table, roster_id)
                 if roster.system_id != table.system_id:

@@ -786,24 +786,43 @@ PHYSICAL_DICE_EVENTS = ("dice_enter", "dice_physical")
 
 
 # --- survivors carry on (issue 18 §5) -------------------------------------------------------------
+def _fallen(payload: dict[str, Any]) -> bool:
+    fallen = payload.get("fallen", False)
+    if not isinstance(fallen, bool):
+        raise InvalidDeclaration("fallen must be true or false")
+    return fallen
+
+
 @handler("survivors_save", gm_only=True)
 def on_survivors_save(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, Any]:
-    """``{battle_id, roster_id?: int, name?: str, load?: bool}``: write the survivors of a finished
-    battle into a new roster (``name``) or over one of the library (``roster_id``); the lineup becomes
-    the survivors unless ``load`` is false."""
+    """``{battle_id, roster_id?: int, name?: str, load?: bool, fallen?: bool}``: write the survivors of
+    a finished battle (those still standing; with ``fallen`` those who fell but live too) into a new
+    roster (``name``) or over one of the library (``roster_id``); the lineup becomes the survivors
+    unless ``load`` is false."""
     battle_id = _battle_id(hub, conn, payload)
     load = payload.get("load", True)
     if not isinstance(load, bool):
         raise InvalidDeclaration("load must be true or false")
     roster, entries, left_out = hub.service.save_survivors(
-        conn.table_id, battle_id, roster_id=payload.get("roster_id"), name=payload.get("name"), load=load
+        conn.table_id, battle_id, roster_id=payload.get("roster_id"), name=payload.get("name"), load=load,
+        fallen=_fallen(payload),
     )
     hub.broadcast_table(conn.table_id)
     return {"roster_id": roster.id, "name": roster.name, "survivors": [e["name"] for e in entries], "left_out": left_out}
 
 
-#: the GM's survivors event (tests/server/test_survivors.py checks its payloads)
-SURVIVOR_EVENTS = ("survivors_save",)
+@handler("survivors_preview", gm_only=True)
+def on_survivors_preview(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, Any]:
+    """``{battle_id, fallen?: bool}``: who ``survivors_save`` would carry on and who it would leave
+    behind, and who fell but lives (carried with ``fallen``): ``{survivors, left_out, fallen}``, lists
+    of names; nothing is written."""
+    battle_id = _battle_id(hub, conn, payload)
+    survivors, left_out, fallen = hub.service.survivors(conn.table_id, battle_id, fallen=_fallen(payload))
+    return {"survivors": survivors, "left_out": left_out, "fallen": fallen}
+
+
+#: the GM's survivors events (tests/server/test_survivors.py checks their payloads)
+SURVIVOR_EVENTS = ("survivors_save", "survivors_preview")
 
 
 #: every client event, and those only the GM may send: read off the registered handlers, so a new

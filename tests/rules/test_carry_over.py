@@ -109,13 +109,16 @@ def test_eclipse_phase_knocked_out_survivor_stays_out_and_the_dead_are_left_out(
     state = ep_tests.duel()
     # a critical hit knocks Dov out (worked in test_eclipse_phase: 4 wounds, prone and unconscious)
     state, _ = ep_tests.exchange(state, 22, 90, [9, 8, 80])
-    entries, _ = carry_over(state, ep_lineup())
-    assert entries[1]["conditions"] == "prone, unconscious"
+    # only those still standing carry on, unless the GM asks for the fallen who live too
+    entries, left_out = carry_over(state, ep_lineup())
+    assert left_out == ["Dov"] and [e["id"] for e in entries] == ["a"]
+    entries, left_out = carry_over(state, ep_lineup(), fallen=True)
+    assert left_out == [] and entries[1]["conditions"] == "prone, unconscious"
     new = next_battle("eclipse-phase", entries)["combatants"]["d"]
     assert new["conditions"] == ["prone", "unconscious"] and new["wounds"] == 4 and new["damage"] == 34
     state["combatants"]["d"].update(state="dead", damage=80)
-    entries, left_out = carry_over(state, ep_lineup())
-    assert left_out == ["Dov"] and [e["id"] for e in entries] == ["a"]
+    entries, left_out = carry_over(state, ep_lineup(), fallen=True)
+    assert left_out == ["Dov"] and [e["id"] for e in entries] == ["a"]  # the dead never
 
 
 def test_eclipse_phase_conditions_field_takes_only_lasting_conditions() -> None:
@@ -153,6 +156,8 @@ def test_adnd_a_character_below_zero_stays_down_and_the_dead_are_left_out() -> N
     for cid, hp in (("fig", -3), ("orc", 0), ("gnoll", -10)):
         state, _ = adnd_tests.run(state, "set_hp", combatant=cid, hp=hp)
     entries, left_out = carry_over(ended(state), lineup)
+    assert left_out == ["Fig", "Orc", "Gnoll"] and [e["id"] for e in entries] == ["cleric"]  # only who stands
+    entries, left_out = carry_over(ended(state), lineup, fallen=True)
     assert left_out == ["Orc", "Gnoll"]
     assert [(e["id"], e["hp"], e["hp_max"]) for e in entries] == [("fig", -3, 10), ("cleric", 8, 0)]
     entries.append(adnd_tests.fighter("rat", "B", hp=2))
@@ -195,11 +200,13 @@ def test_battles_and_balances_carries_wounds_wear_and_poison_and_resets_action_p
     assert not new["vasyl"]["defeated"]
 
 
-def test_battles_and_balances_a_defeated_character_carries_its_wounds_and_starts_out_of_play() -> None:
+def test_battles_and_balances_a_defeated_character_is_left_out_or_carries_its_wounds_and_starts_out_of_play() -> None:
     lineup = bb_lineup()
     state, _ = get_system("battles-and-balances").setup(lineup, {}, ScriptedDice([]))
     state["combatants"]["vasyl"].update(wounds=20, defeated=True)
     entries, left_out = carry_over(ended(state), lineup)
+    assert left_out == ["Prince Vasyl of Ostgrund"] and len(entries) == 1  # the defeated, unless asked for
+    entries, left_out = carry_over(ended(state), lineup, fallen=True)
     assert left_out == [] and entries[0]["wounds"] == 20
     new = next_battle("battles-and-balances", entries)["combatants"]
     assert new["vasyl"]["defeated"] and new["vasyl"]["wounds"] == 20
@@ -239,6 +246,15 @@ def test_olympia_carries_the_men_left_and_noble_health() -> None:
     for cid in ("c1", "c2", "c3"):
         assert new[cid]["troops"] == {k: n for k, n in state["combatants"][cid]["troops"].items() if n > 0}
     assert new["c3"]["health"] == 60
+
+
+def test_adnd_the_fled_and_the_surrendered_live_and_carry_on() -> None:
+    lineup = [adnd_tests.fighter("fig", hp=10), adnd_tests.fighter("orc", "B", hp=5), adnd_tests.fighter("gnoll", "B", hp=9)]
+    state = adnd_tests.new_battle(lineup)
+    state["combatants"]["orc"]["condition"] = "fled"
+    state["combatants"]["gnoll"]["condition"] = "surrendered"
+    entries, left_out = carry_over(ended(state), lineup)
+    assert left_out == [] and [e["id"] for e in entries] == ["fig", "orc", "gnoll"]
 
 
 def test_a_lineup_changed_since_the_battle_began_is_refused() -> None:

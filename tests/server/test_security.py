@@ -241,6 +241,7 @@ def gm_payloads(duel: Table) -> dict[str, list[dict[str, Any]]]:
         "display_unpair": [{"screen": 1}],
         "dice_physical": [{"battle_id": bid, "combatant": "jharek", "physical": True}],
         "survivors_save": [{"battle_id": bid, "name": "stolen"}, {"battle_id": bid, "roster_id": roster.id}],
+        "survivors_preview": [{"battle_id": bid}, {"battle_id": bid, "fallen": True}],
     }
 
 

@@ -84,7 +84,7 @@ def test_survivors_written_over_their_roster_start_the_next_battle_where_this_on
     expected, left_out = carry_over(end, service.table(table_id=table.id).lineup)
     if not expected:  # everyone fell (a drawn duel): nothing to write, and nothing is written
         reply = ack(gm, "survivors_save", {"battle_id": battle_id, "roster_id": saved["roster_id"]})
-        assert reply["ok"] is False and "nobody survived" in reply["error"]
+        assert reply["ok"] is False and "nobody is left standing" in reply["error"]
         return
 
     reply = ack(gm, "survivors_save", {"battle_id": battle_id, "roster_id": saved["roster_id"]})
@@ -100,7 +100,8 @@ def test_survivors_written_over_their_roster_start_the_next_battle_where_this_on
     loaded = ack(gm, "roster_load", {"roster_id": saved["roster_id"]})
     assert loaded["ok"]
     # the fallen are replaced by fresh foes of the same kind (a duel needs two)
-    fresh = [dict(e, id=f"new{i}", name=f"Fresh {e['name']}"[:40]) for i, e in enumerate(cli.demo_lineup(system_id))
+    # (the GM's: a computer foe acting first as the battle starts would spend its action points)
+    fresh = [dict(e, id=f"new{i}", name=f"Fresh {e['name']}"[:40], controller="gm") for i, e in enumerate(cli.demo_lineup(system_id))
              if e["name"] in left_out]
     assert ack(gm, "lineup_set", {"lineup": loaded["lineup"] + fresh})["ok"]
     restarted = ack(gm, "battle_start", {})
@@ -116,6 +117,45 @@ def test_survivors_written_over_their_roster_start_the_next_battle_where_this_on
     if system_id == "eclipse-phase":
         assert all(c["pools"] == c["pools_max"] for c in new.values())
     gm.disconnect()
+
+
+def test_only_those_still_standing_carry_on_and_the_gm_is_told_who_is_left_behind(app: Any) -> None:
+    """The defeated do not carry on unseen (issue 33): by default only those still standing are
+    written; the preview names who carries on and who is left behind before anything is written;
+    the fallen who live carry on only when the GM asks (``fallen``), still down."""
+    service = app.extensions["battleboard"].service
+    table = service.create_table("Orc caves", "adnd")
+    service.set_lineup(table.id, cli.demo_lineup("adnd"))
+    battle_id = service.start_battle(table.id, seed="caves").battle_id
+    names = {e["id"]: e["name"] for e in service.table(table_id=table.id).lineup}
+    # the thief is down at -3 (alive), the orc and the gnoll are dead
+    for cid, hp in (("c3", -3), ("c4", -20), ("c5", -20)):
+        service.declare(battle_id, Viewer.gm(), {"type": "set_hp", "combatant": cid, "hp": hp}, actor="gm")
+    service.end_battle(battle_id, Viewer.gm())
+    gm = client(app, table.slug, table.gm_token)
+    standing = [names[c] for c in ("c1", "c2", "c6")]
+    behind = [names[c] for c in ("c3", "c4", "c5")]
+
+    preview = ack(gm, "survivors_preview", {"battle_id": battle_id})
+    assert preview == {"ok": True, "survivors": standing, "left_out": behind, "fallen": [names["c3"]]}
+    with service.session() as s:
+        assert s.exec(select(Roster)).all() == []  # a preview writes nothing
+    reply = ack(gm, "survivors_save", {"battle_id": battle_id, "name": "After the caves"})
+    assert reply["ok"] and reply["survivors"] == standing and reply["left_out"] == behind
+    assert [e["name"] for e in service.table(table_id=table.id).lineup] == standing
+
+    # asked for, the thief who fell but lives carries on too, still down; the dead never
+    service.set_lineup(table.id, cli.demo_lineup("adnd"))  # (survivors are written from the lineup the battle began with)
+    preview = ack(gm, "survivors_preview", {"battle_id": battle_id, "fallen": True})
+    assert preview["survivors"] == [names[c] for c in ("c1", "c2", "c3", "c6")] and preview["left_out"] == behind[1:]
+    reply = ack(gm, "survivors_save", {"battle_id": battle_id, "name": "With the thief", "fallen": True})
+    assert reply["ok"] and reply["survivors"] == preview["survivors"]
+    thief = next(e for e in service.table(table_id=table.id).lineup if e["id"] == "c3")
+    assert thief["hp"] == -3
+
+    for bad in ({"battle_id": battle_id, "fallen": "yes"}, {"battle_id": "x"}, {}):
+        assert ack(gm, "survivors_preview", bad)["code"] == "invalid"
+    assert ack(gm, "survivors_save", {"battle_id": battle_id, "name": "x", "fallen": 1})["code"] == "invalid"
 
 
 def finished_duel(app: Any) -> tuple[Any, Any, int]:
@@ -281,6 +321,6 @@ def test_when_nobody_survived_nothing_is_written(app: Any) -> None:
         s.commit()
     gm = client(app, table.slug, table.gm_token)
     reply = ack(gm, "survivors_save", {"battle_id": battle_id, "name": "Nobody"})
-    assert reply["ok"] is False and reply["code"] == "illegal" and "nobody survived" in reply["error"]
+    assert reply["ok"] is False and reply["code"] == "illegal" and "nobody is left standing" in reply["error"]
     with service.session() as s:
         assert s.exec(select(Roster)).all() == []
