@@ -284,6 +284,7 @@ GM_PAYLOADS: dict[str, dict[str, Any]] = {
     "display_unpair": {"screen": 1},
     "dice_physical": {"combatant": "jharek", "physical": True},
     "survivors_save": {"name": "survivors"},
+    "survivors_preview": {},
 }
 
 
