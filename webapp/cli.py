@@ -145,8 +145,8 @@ def _gevent_wanted() -> bool:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    gevent = _gevent_wanted()
-    if gevent:  # first: the standard library's sockets, threads and sleeps become gevent's
+    on_gevent = _gevent_wanted()
+    if on_gevent:  # first: the standard library's sockets, threads and sleeps become gevent's
         import gevent
         from gevent import monkey
 
@@ -156,7 +156,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from .db import checkpoint_in_background
     from .vendor import VendorError, ensure_served
 
-    overrides: dict[str, Any] = {"async_mode": "gevent"} if gevent else {}
+    overrides: dict[str, Any] = {"async_mode": "gevent"} if on_gevent else {}
     app = create_app(public_url=args.public_url, listen_host=args.host, listen_port=args.port, **overrides)
     try:
         ensure_served(Path(app.static_folder or ""), Path(app.instance_path))
