@@ -23,6 +23,7 @@ def tv_pairing_code(tv: Any, server: LiveServer) -> str:
     tv.goto(server.url + "/")
     tv.click("[data-testid=use-as-display]")
     code_box = tv.wait_for_selector("[data-testid=pairing-code]")
+    tv.wait_for_load_state("load")  # (its stylesheets applied: the code is there before screen.css)
     code = code_box.get_attribute("data-code")
     assert code and len(code) == 6
     # the code reads from across the room, and the QR code is there for the GM's phone
