@@ -9,12 +9,13 @@ for epoch in d["seeds"]:  # the seed committed at the start, and a new one after
         sys.exit(f"FAIL: the seed from version {epoch['version']} is missing or does not match its commitment")
 checked = 0
 for entry in d["draws"]:
-    seed = [e["seed"] for e in d["seeds"] if e["version"] <= entry["version"]][-1]
+    step = entry.get("step", entry["version"])  # the step whose dice they are (a step undone and made again rolls them again)
+    seed = [e["seed"] for e in d["seeds"] if e.get("step", e["version"]) <= step][-1]  # each seed from its first step
     mix = ""
     for c in d["client_seeds"]:  # every client seed received before this version, in order
         if c["version"] < entry["version"]:
             mix = h(f"{mix}|{c['seat']}|{c['client_seed']}")
-    base = h(f"{seed}/{mix}/{entry['version']}" if mix else f"{seed}/{entry['version']}")[:32]
+    base = h(f"{seed}/{mix}/{step}" if mix else f"{seed}/{step}")[:32]
     streams = {}
     for draw in entry["draws"]:
         if draw["stream"] not in streams:

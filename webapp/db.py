@@ -118,6 +118,7 @@ ADDED_COLUMNS = (
     ("battle", "setup", "JSON"),
     ("battle", "shareable", "BOOLEAN NOT NULL DEFAULT FALSE"),
     ("battle", "public_version", "INTEGER"),
+    ("battle_snapshot", "dice_step", "INTEGER"),
 )
 
 

@@ -27,7 +27,7 @@ from sqlmodel import col, select
 from rules import RulesError, Viewer, get_system
 from rules.core import PUBLIC, event_for
 from rules.dice import commitment
-from rules.fair import ALGORITHM, ENTROPY
+from rules.fair import ALGORITHM, ENTROPY, epoch_steps, seed_epochs
 
 from .models import (
     Battle,
@@ -42,7 +42,7 @@ from .models import (
 from .service import BattleService, _join_code, _token
 from .store import event_rows, told_version
 from .text import read_payload, scrub
-from .verify import Mismatch, reapply, seed_epochs, undone_versions, verify_document
+from .verify import Mismatch, reapply, undone_versions, verify_document
 
 FORMAT = "battleboard-battle"
 SCHEMA_VERSION = 1
@@ -87,14 +87,15 @@ def export_battle(service: BattleService, battle_id: int, *, public: bool = Fals
         command["undone"] = command["version"] in undone
     ended = battle.status == "ended"
     epochs = seed_epochs(by_version, battle.seed)
-    seeds = [{"version": v, "commitment": commitment(seed), "seed": seed if ended or seed != battle.seed else None}
+    first_steps = epoch_steps(by_version)
+    seeds = [{"version": v, "step": first_steps.get(v, v), "commitment": commitment(seed), "seed": seed if ended or seed != battle.seed else None}
              for v, seed in sorted(epochs.items())]
     draws: list[dict[str, Any]] = []
     if ended:  # every die drawn, version by version, as the seed gives them
         try:
             for step in reapply(battle.system_id, epochs, battle.setup, first.state if first else {}, commands):
-                if step.draws:
-                    draws.append({"version": step.version, "draws": step.draws})
+                if step.draws:  # (the step whose dice they are: a step taken back and made again rolls them again)
+                    draws.append({"version": step.version, "step": step.rolled or step.version, "draws": step.draws})
         except (Mismatch, RulesError):
             pass  # the verifier will say where; the export still carries the log
     doc = {

@@ -120,6 +120,11 @@ class BattleSnapshot(SQLModel, table=True):
     #: the version this state logically follows (an undo copies its target's predecessor)
     prev_version: int | None = None
     checkpoint: bool = True
+    #: the step this state stands at (:mod:`rules.fair`): the command that made it, whose dice it
+    #: rolled; the next command is this + 1. An undo gives back the step of the state it restores,
+    #: so a step made again rolls the same dice (None: the version itself, as before undos took
+    #: back one step)
+    dice_step: int | None = None
 
 
 class BattleEvent(SQLModel, table=True):

@@ -1,7 +1,7 @@
 """Replay a stored battle from its log and check it against its snapshots.
 
 Every command was applied with a dice seed derived from the battle's seed, the players' client seeds
-and the new version (:mod:`rules.fair`), so re-applying each stored command to the previous version
+and the command's step (:mod:`rules.fair`), so re-applying each stored command to the previous version
 must give the stored snapshot and the stored events again, exactly (:func:`webapp.verify.reapply`
 does it as the authority did: declarations, undo, assignments, the GM's end, client seeds).
 """
@@ -13,9 +13,11 @@ from typing import Any
 
 from sqlmodel import col, select
 
+from rules.fair import seed_epochs
+
 from .models import BattleCommand, BattleEvent, BattleSnapshot
 from .service import BattleService
-from .verify import AUTHORITY_COMMANDS, Mismatch, reapply, seed_epochs, viewer_of
+from .verify import AUTHORITY_COMMANDS, Mismatch, reapply, viewer_of
 
 NOT_DECLARATIONS = AUTHORITY_COMMANDS
 __all__ = ["NOT_DECLARATIONS", "ReplayReport", "replay_battle", "viewer_of"]

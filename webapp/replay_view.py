@@ -26,7 +26,7 @@ from sqlmodel import col, select
 
 from rules import RulesError, Viewer, get_system
 from rules.core import event_for
-from rules.fair import ENTROPY, dice_info
+from rules.fair import ENTROPY, dice_info, undone_versions
 
 from .assets import board_payload
 from .models import Battle, BattleCommand, BattleEvent, BattleSnapshot, GameTable
@@ -76,25 +76,6 @@ def replay_access(service: BattleService, table: GameTable, battle_id: Any, *, i
     return ReplayAccess(battle, Viewer.spectator())
 
 
-def undone_versions(events_by_version: dict[int, list[dict[str, Any]]], undo_versions: set[int]) -> set[int]:
-    """The versions an undo took back: an undo at version ``u`` back to the state of version ``c``
-    takes back every version after ``c`` and before ``u``.
-
-    >>> sorted(undone_versions({5: [{"type": "battle.undone", "data": {"back_to": 2}}]}, {5}))
-    [3, 4]
-    """
-    undone: set[int] = set()
-    for u in undo_versions:
-        back_to = None
-        for ev in events_by_version.get(u, []):
-            data = ev.get("data") or {}
-            if ev.get("type") == "battle.undone" and isinstance(data.get("back_to"), int):
-                back_to = data["back_to"]
-        if back_to is not None:
-            undone.update(range(back_to + 1, u))
-    return undone
-
-
 def _kind(declaration: dict[str, Any] | None, version: int) -> str:
     if version == 1:
         return "start"
@@ -119,10 +100,9 @@ def replay_data(service: BattleService, table: GameTable, access: ReplayAccess, 
     events_by_version: dict[int, list[dict[str, Any]]] = {}
     for row in rows:
         events_by_version.setdefault(row.version, []).append({"v": row.version, "i": row.index, "visibility": row.visibility, **row.payload})
-    undo_versions = {v for v, d in commands.items() if (d or {}).get("type") == "undo"}
-    # a player's client seed stays mixed into the dice when an undo passes over it: never undone
+    # the steps an undo took back (a player's client seed stays mixed into the dice: never undone)
     entropy = {v for v, d in commands.items() if (d or {}).get("type") == ENTROPY}
-    undone = undone_versions(events_by_version, undo_versions) - entropy
+    undone = undone_versions(events_by_version) - entropy
     if len(snapshots) > MAX_STEPS:  # a very long battle: its start and its end
         half = MAX_STEPS // 2
         snapshots = snapshots[:half] + snapshots[-half:]

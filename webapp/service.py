@@ -59,6 +59,12 @@ from rules.fair import (
     ended_by_gm,
     entropy_declaration,
     entropy_event,
+    seed_at,
+    seeds_by_step,
+    step_lines,
+    step_name,
+    undone_event,
+    undone_versions,
     with_reveal,
 )
 from rules.terrain import clean_blocked
@@ -149,6 +155,10 @@ class StaleVersion(RulesError):
         self.current = current
 
 
+#: a value not worked out yet (read when needed)
+UNKNOWN: Any = object()
+
+
 @dataclass
 class CommandResult:
     """What an accepted command produced: the battle's new version and its events."""
@@ -174,9 +184,15 @@ class CommandResult:
     prev_told: int | None = None
     #: a re-sent update (a duplicate message's reply): pages that have it already ignore it
     resent: bool = False
+    #: the step an undo would take back now, named for the GM's confirmation (:meth:`BattleService.undo_offer`):
+    #: None when there is nothing to undo, :data:`UNKNOWN` when the broadcaster has to look it up
+    undo_offer: Any = UNKNOWN
 
 
 Broadcaster = Callable[[CommandResult], None]
+#: a command's work: (the battle as read, its rule system, its state, the version the command makes,
+#: the step it is: its dice) -> (the new state, the events, whether it is a checkpoint)
+StepFunction = Callable[[BattleRecord, Any, dict[str, Any], int, int], tuple[dict[str, Any], list[dict[str, Any]], bool]]
 
 
 def gm_secret(actor: str, events: list[dict[str, Any]], state: Mapping[str, Any]) -> bool:
@@ -841,7 +857,7 @@ class BattleService:
         self._remember_battle(battle)
         result = CommandResult(
             battle.id, battle.table_id, 1, 0, self._wire_events(1, events), battle=battle,
-            seat_ids=[seat.public_id for seat in seats], table=table, seats=seats,
+            seat_ids=[seat.public_id for seat in seats], table=table, seats=seats, undo_offer=None,
         )
         self._broadcast(result)
         return result
@@ -887,46 +903,99 @@ class BattleService:
         declaration = dict(declaration)
         declaration["at"] = time.time()
 
-        def step(battle: BattleRecord, system: Any, state: dict[str, Any], version: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
+        def step(battle: BattleRecord, system: Any, state: dict[str, Any], version: int, key: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
             if battle.status == "ended" and declaration["type"] not in getattr(system, "declarations_after_end", ()):
                 raise IllegalDeclaration("this battle has ended")
             with rules_guard("declaration"):
                 system.authorize(state, declaration, viewer)
-                dice = command_dice(battle.seed, battle.mix, version, declaration)
-                new_state, events = self._apply_with_physical_dice(battle, system, state, declaration, viewer, dice, version)
+                dice = command_dice(self._seed_for(battle, key), battle.mix, key, declaration)
+                new_state, events = self._apply_with_physical_dice(battle, system, state, declaration, viewer, dice, key)
                 return new_state, list(events), bool(system.is_checkpoint(new_state))
 
         return self._command(battle_id, expected_v, msg_id, actor or viewer.role, declaration, step, table_id=table_id)
 
     def undo(self, battle_id: int, viewer: Viewer, *, expected_v: Any = None, msg_id: Any = None) -> CommandResult:
-        """Go back to the last checkpoint (the start of the last turn or round) before the current state."""
+        """Take back one step, the last command: the battle goes back to the state that command was
+        applied to (a client seed stays mixed in: undo passes over it). Again and again, back to the
+        start, after the end too. The state brought back stands at its step again, so the same
+        command made again rolls the same dice (:mod:`rules.fair`)."""
         if not viewer.is_gm:
             raise NotPermitted("only the GM may undo")
-        target: dict[str, Any] = {}
+        record: dict[str, Any] = {"type": "undo"}
+        extra: dict[str, Any] = {}
 
-        def step(battle: BattleRecord, system: Any, state: dict[str, Any], version: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
-            # taking back the end of a battle, whose seed the end revealed: the battle goes on with a
-            # fresh seed, committed to in the undo's own events (a running battle's seed stays secret)
-            reseed = [] if battle.status != "ended" else [secrets.token_hex(16)]
+        def step(battle: BattleRecord, system: Any, state: dict[str, Any], version: int, key: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
             with self.session() as s:
                 current = s.get(BattleSnapshot, (battle.id, version - 1))
-                cursor = current.prev_version if current else None
-                while cursor is not None:
-                    snap = s.get(BattleSnapshot, (battle.id, cursor))
-                    if snap is None:
-                        break
-                    if snap.checkpoint:
-                        target["prev"] = snap.prev_version
-                        text = f"The GM undid the last step (back to the state of version {snap.version})."
-                        events = [make_event("battle.undone", text, back_to=snap.version)]
-                        if reseed:
-                            target["seed"] = reseed[0]
-                            events.append(committed_event(reseed[0]))
-                        return copy.deepcopy(snap.state), events, True
-                    cursor = snap.prev_version
-            raise IllegalDeclaration("there is nothing to undo")
+                back_to = current.prev_version if current is not None else None
+                target = s.get(BattleSnapshot, (battle.id, back_to)) if back_to is not None else None
+                if target is None:
+                    raise IllegalDeclaration("there is nothing to undo: the battle is back at its start")
+                taken = back_to + 1  # the command applied to that state: the last step
+                said = self._events_of(s, battle.id, taken)
+                made_by = s.exec(select(BattleCommand.actor).where(BattleCommand.battle_id == battle.id, BattleCommand.version == taken)).first()
+                extra["offer"] = self._offer_at(s, battle.id, target.prev_version + 1) if target.prev_version is not None else None
+            record["step"] = taken  # the command's record: replay and the verifier take back the same step
+            extra["prev"] = target.prev_version
+            extra["dice_step"] = target.version if target.dice_step is None else target.dice_step
+            events = [undone_event(taken, said, made_by or "", state)]
+            if battle.status == "ended":
+                # taking back the end of a battle, whose seed the end revealed: the battle goes on with
+                # a fresh seed, committed to in the undo's own events (a running battle's seed stays
+                # secret), for every step not rolled yet; a step made again rolls its revealed dice
+                extra["seed"] = secrets.token_hex(16)
+                events.append(committed_event(extra["seed"], self._last_step_rolled(battle.id) + 1))
+            else:
+                extra.pop("seed", None)
+            return copy.deepcopy(target.state), events, bool(target.checkpoint)
 
-        return self._command(battle_id, expected_v, msg_id, "gm", {"type": "undo"}, step, prev_override=target)
+        return self._command(battle_id, expected_v, msg_id, "gm", record, step, prev_override=extra)
+
+    @staticmethod
+    def _events_of(s: Session, battle_id: int, version: int) -> list[dict[str, Any]]:
+        """The events of one version as the rules made them (with their visibility)."""
+        rows = s.exec(select(BattleEvent.payload, BattleEvent.visibility).where(
+            BattleEvent.battle_id == battle_id, BattleEvent.version == version).order_by(col(BattleEvent.index))).all()
+        return [{**payload, "visibility": visibility} for payload, visibility in rows]
+
+    @staticmethod
+    def _offer(version: int, events: list[dict[str, Any]]) -> dict[str, Any]:
+        """The step made at ``version`` (its ``events``) as the GM's confirmation names it."""
+        gm = Viewer.gm()
+        return {"v": version, "name": step_name(events, gm, {}) or "the last step", "lines": step_lines(events, gm, {})[:8]}
+
+    def _offer_at(self, s: Session, battle_id: int, version: int) -> dict[str, Any]:
+        return self._offer(version, self._events_of(s, battle_id, version))
+
+    def undo_offer(self, battle_id: int, version: int) -> dict[str, Any] | None:
+        """The step an undo would take back from ``version`` (the battle's version), named for the GM's
+        confirmation: ``{"v", "name", "lines"}``; None at the start (nothing to undo)."""
+        with self.session() as s:
+            current = s.get(BattleSnapshot, (battle_id, version))
+            if current is None or current.prev_version is None:
+                return None
+            return self._offer_at(s, battle_id, current.prev_version + 1)
+
+    def _last_step_rolled(self, battle_id: int) -> int:
+        """The highest step a command of the battle has rolled (undone ones too)."""
+        column = BattleSnapshot.__table__.c  # type: ignore[attr-defined]
+        with self.engine.connect() as conn:
+            highest = conn.execute(sa_select(func.max(func.coalesce(column.dice_step, column.version))).where(
+                column.battle_id == battle_id)).scalar()
+        return int(highest or 1)
+
+    def _seed_for(self, battle: BattleRecord, key: int) -> str:
+        """The seed step ``key`` rolls from: the battle's own, unless an undo took the battle back to a
+        step rolled before its end was taken back (that step rolls its revealed dice again)."""
+        if key > battle.version:  # the usual: no step this high was rolled before the battle's seed
+            return battle.seed
+        with self.session() as s:
+            rows = s.exec(select(BattleEvent.version, BattleEvent.payload).where(
+                BattleEvent.battle_id == battle.id, col(BattleEvent.type).in_(("dice.committed", "dice.revealed")))).all()
+        said: dict[int, list[dict[str, Any]]] = {}
+        for version, payload in rows:
+            said.setdefault(version, []).append(payload)
+        return seed_at(seeds_by_step(said, battle.seed), key)
 
     def assign(self, battle_id: int, viewer: Viewer, combatant: Any, controller: Any, seat: Any = None, *, expected_v: Any = None) -> CommandResult:
         if not viewer.is_gm:
@@ -942,9 +1011,9 @@ class BattleService:
         else:
             seat = None
 
-        def step(battle: BattleRecord, system: Any, state: dict[str, Any], version: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
+        def step(battle: BattleRecord, system: Any, state: dict[str, Any], version: int, key: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
             with rules_guard("assignment"):
-                new_state, events = system.assign(state, combatant, controller, seat, command_dice(battle.seed, battle.mix, version))
+                new_state, events = system.assign(state, combatant, controller, seat, command_dice(self._seed_for(battle, key), battle.mix, key))
                 return new_state, list(events), bool(system.is_checkpoint(new_state))
 
         assignment = {"type": "assign", "combatant": combatant, "controller": controller, "seat": seat}
@@ -964,7 +1033,7 @@ class BattleService:
         if not viewer.is_gm:
             raise NotPermitted("only the GM may end the battle")
 
-        def step(battle: BattleRecord, system: Any, state: dict[str, Any], version: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
+        def step(battle: BattleRecord, system: Any, state: dict[str, Any], version: int, key: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
             if state.get("status") == "ended":
                 raise IllegalDeclaration("this battle has already ended")
             new_state, events = ended_by_gm(state)
@@ -983,12 +1052,13 @@ class BattleService:
         seat = viewer.seat
         extra: dict[str, Any] = {}
 
-        def step(battle: BattleRecord, system: Any, state: dict[str, Any], version: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
+        def step(battle: BattleRecord, system: Any, state: dict[str, Any], version: int, key: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
             if battle.status == "ended":
                 raise IllegalDeclaration("this battle has ended: its dice are all rolled")
             with self.session() as s:  # undo looks through this version as if it were not there
                 current = s.get(BattleSnapshot, (battle.id, version - 1))
-            extra["prev"] = current.prev_version if current is not None else version - 1
+                extra["prev"] = current.prev_version if current is not None else version - 1
+                extra["offer"] = self._offer_at(s, battle.id, extra["prev"] + 1) if extra["prev"] is not None else None
             extra["mix"] = mix_entropy(battle.mix, seat, seed)
             return state, [entropy_event(seat, seed)], bool(current.checkpoint) if current is not None else False
 
@@ -1012,18 +1082,20 @@ class BattleService:
     # --- physical dice: the battle waits for faces typed on a phone or the GM console (H9) --------
     @staticmethod
     def _apply_with_physical_dice(battle: Any, system: Any, state: dict[str, Any], declaration: dict[str, Any],
-                                  viewer: Viewer, dice: Any, version: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+                                  viewer: Viewer, dice: Any, key: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """``system.apply``; in a battle with physical dice, a roll due from a physical roller leaves the
-        declaration pending (rules/physical.py) with what makes this command's board dice again."""
+        declaration pending (rules/physical.py) with what makes this command's board dice again (its
+        step, kept as the board's ``version``, and the mix)."""
         if not physical_dice.active(state):
             return system.apply(state, declaration, viewer, dice)
-        board = {"version": version, "mix": getattr(battle, "mix", "") or ""}
+        board = {"version": key, "mix": getattr(battle, "mix", "") or ""}
         return physical_dice.apply_declaration(system, state, declaration, viewer, dice, board=board)
 
     @staticmethod
     def pending_board_dice(seed: str, waiting: Mapping[str, Any]) -> Any:
         """The board's dice of the command a pending declaration came with (the same dice at every
-        resumption, so the rolls around the typed ones never change while the battle waits)."""
+        resumption, so the rolls around the typed ones never change while the battle waits; ``seed``:
+        the one its step rolls from)."""
         board = waiting.get("board") or {}
         return command_dice(seed, board.get("mix", ""), int(board.get("version", 0)), waiting.get("declaration"))
 
@@ -1038,17 +1110,18 @@ class BattleService:
             raise NotPermitted("spectators watch; they cannot roll")
         record: dict[str, Any] = {"type": "dice_enter"}
 
-        def step(battle: BattleRecord, system: Any, state: dict[str, Any], version: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
+        def step(battle: BattleRecord, system: Any, state: dict[str, Any], version: int, key: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
             waiting = physical_dice.pending(state)
             if waiting is None or battle.status == "ended":
                 raise IllegalDeclaration("no roll is due: there is nothing to type in")
             if board:
-                entry = physical_dice.board_entry(state, command_dice(battle.seed, getattr(battle, "mix", "") or "", version, record))
+                entry = physical_dice.board_entry(state, command_dice(self._seed_for(battle, key), getattr(battle, "mix", "") or "", key, record))
             else:
                 entry = physical_dice.check_entry(state, viewer, faces)
             record["entry"] = entry  # the command's record: replay re-applies it
+            first_step = int((waiting.get("board") or {}).get("version", 0))  # the step of the command that first asked
             with rules_guard("roll"):
-                new_state, events = physical_dice.resume(system, state, entry, self.pending_board_dice(battle.seed, waiting))
+                new_state, events = physical_dice.resume(system, state, entry, self.pending_board_dice(self._seed_for(battle, first_step), waiting))
             return new_state, list(events), bool(system.is_checkpoint(new_state))
 
         actor = "gm" if viewer.is_gm else f"seat:{viewer.seat}"
@@ -1059,7 +1132,7 @@ class BattleService:
         if not viewer.is_gm:
             raise NotPermitted("only the GM may switch a combatant to real dice")
 
-        def step(battle: BattleRecord, system: Any, state: dict[str, Any], version: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
+        def step(battle: BattleRecord, system: Any, state: dict[str, Any], version: int, key: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
             new_state, events = physical_dice.switch(state, combatant, on)
             return new_state, events, bool(system.is_checkpoint(new_state))
 
@@ -1072,7 +1145,7 @@ class BattleService:
         msg_id: Any,
         actor: str,
         declaration: dict[str, Any],
-        step: Callable[[BattleRecord, Any, dict[str, Any], int], tuple[dict[str, Any], list[dict[str, Any]], bool]],
+        step: StepFunction,
         prev_override: dict[str, Any] | None = None,
         table_id: int | None = None,
     ) -> CommandResult:
@@ -1186,14 +1259,16 @@ class BattleService:
         msg_id: str | None,
         actor: str,
         declaration: dict[str, Any],
-        step: Callable[[BattleRecord, Any, dict[str, Any], int], tuple[dict[str, Any], list[dict[str, Any]], bool]],
+        step: StepFunction,
         prev_override: dict[str, Any] | None,
     ) -> CommandResult | None:
         """Apply a command to ``battle`` (whose state the rules may change) and write it; None if the
         compare-and-set or the message id refused the write (nothing was written)."""
         current = battle.version
         new_version = current + 1
-        new_state, events, checkpoint = step(battle, get_system(battle.system_id), battle.state, new_version)
+        # the step this command is (its dice): one past the step of the state it is applied to
+        key = battle.at_step + 1
+        new_state, events, checkpoint = step(battle, get_system(battle.system_id), battle.state, new_version, key)
         status = new_state.get("status", battle.status)
         events = with_reveal(battle.status, status, events, battle.seed)  # the dice seed, once the battle ends
         # a GM's secret (Phantom's Bane's "block escape", a hidden NPC's hit points): the others'
@@ -1202,6 +1277,9 @@ class BattleService:
         told = told_version(battle)
         mix = prev_override.get("mix") if prev_override else None
         new_seed = prev_override.get("seed") if prev_override else None
+        # the new state stands at this command's step (an undo's at the step of the state it brings back)
+        dice_step = prev_override.get("dice_step", key) if prev_override else key
+        prev_version = prev_override["prev"] if prev_override and "prev" in prev_override else current
         write = CommandWrite(
             battle_id=battle.id,
             table_id=battle.table_id,
@@ -1209,7 +1287,7 @@ class BattleService:
             new_version=new_version,
             state=new_state,
             status=status,
-            prev_version=prev_override["prev"] if prev_override and "prev" in prev_override else current,
+            prev_version=prev_version,
             checkpoint=checkpoint,
             events=events,
             msg_id=msg_id or f"auto-{new_version}-{secrets.token_hex(4)}",
@@ -1219,15 +1297,21 @@ class BattleService:
             mix=mix,
             seed=new_seed,
             public_version=told if quiet else new_version,
+            dice_step=dice_step,
         )
         written = self._store.write(conn, write)
         if written is None:
             return None
         after = BattleRecord(battle.id, battle.table_id, battle.system_id, new_version, new_state, new_seed or battle.seed, status,
-                             battle.mix if mix is None else mix, write.public_version)
+                             battle.mix if mix is None else mix, write.public_version, dice_step)
+        # what an undo would take back now: this command itself, unless it was an undo or a client seed
+        if prev_override and "offer" in prev_override:
+            offer = prev_override["offer"]
+        else:
+            offer = self._offer(new_version, events) if prev_version == current else UNKNOWN
         return CommandResult(
             battle.id, battle.table_id, new_version, current, self._wire_events(new_version, events), battle=after,
-            seat_ids=written.seat_ids if written.seat_ids is not None else seat_ids, quiet=quiet, prev_told=told,
+            seat_ids=written.seat_ids if written.seat_ids is not None else seat_ids, quiet=quiet, prev_told=told, undo_offer=offer,
         )
 
     # --- the battles as the last command this process knows of left them --------------------
@@ -1264,6 +1348,7 @@ class BattleService:
             and all(type(getattr(battle, name)) is str for name in ("system_id", "seed", "status", "mix"))
             and type(battle.state) is dict
             and (battle.public_version is None or type(battle.public_version) is int)
+            and (battle.dice_step is None or type(battle.dice_step) is int)
         ):
             return False
         return self._remember_battle(battle, only_newer=True)
@@ -1290,8 +1375,12 @@ class BattleService:
             self.broadcaster(result)
 
     # --- projections ------------------------------------------------------------------------
-    def project(self, battle: Battle, viewer: Viewer, events: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-        """One viewer's payload of a battle: its view and the events it may see."""
+    def project(self, battle: Battle | BattleRecord, viewer: Viewer, events: Iterable[Mapping[str, Any]], *,
+                undo_offer: Any = UNKNOWN) -> dict[str, Any]:
+        """One viewer's payload of a battle: its view, the events it may see, the versions those
+        events say an undo took back (``undone``: every page marks them in its log), and for the GM
+        the step an undo would take back now (``undo``, named for the confirmation; ``undo_offer``:
+        that step if known, else it is looked up)."""
         system = get_system(battle.system_id)
         view = system.view_for(battle.state, viewer)
         physical = physical_dice.dice_view(battle.state, viewer)  # the roll due from real dice (H9)
@@ -1301,13 +1390,19 @@ class BattleService:
         visible = [shown for ev in events if (shown := event_for(ev, viewer, battle.state)) is not None]
         # a player's or spectator's version stays where it was across a GM's secret (see CommandResult.quiet)
         version = battle.version if viewer.is_gm else told_version(battle)
+        # the steps taken back, as the undos this viewer may see name them (a GM's secret undone stays one)
+        said: dict[int, list[Mapping[str, Any]]] = {}
+        for ev in visible:
+            if ev.get("type") == "battle.undone" or ev.get("type") == "dice.entropy":
+                said.setdefault(int(ev["v"]), []).append(ev)
         payload = {"battle_id": battle.id, "v": version, "system": battle.system_id, "status": battle.status, "view": view, "events": visible,
-                   "dice": dice_info(battle.seed, battle.mix, battle.status)}
+                   "undone": sorted(undone_versions(said)) if said else [], "dice": dice_info(battle.seed, battle.mix, battle.status)}
         # who plays: the GM's console names the seats still waiting for a combatant; a player's
         # page knows whether the GM has given it one yet (a seat that plays nothing gets nothing
         # more than the spectators, so such seats still share the spectators' projection)
         if viewer.is_gm:
             payload["seats_playing"] = seats_playing(battle.state)
+            payload["undo"] = self.undo_offer(battle.id, battle.version) if undo_offer is UNKNOWN else undo_offer
         elif (own := viewer.own_combatants(battle.state)):
             payload["yours"] = own
         return payload

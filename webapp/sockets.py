@@ -294,7 +294,7 @@ class Hub:
             if is_idle and shared is not None:
                 payload = shared
             else:
-                payload = self.service.project(battle, viewer, result.events)
+                payload = self.service.project(battle, viewer, result.events, undo_offer=result.undo_offer)
                 # the others' pages hold the version they were last told of (a GM's secret since
                 # then sent them nothing): this update follows on from it
                 told = result.prev_version if viewer.is_gm or result.prev_told is None else result.prev_told

@@ -65,6 +65,13 @@ class BattleRecord:
     #: the last version the players and spectators were told of (None: ``version``); see
     #: :attr:`webapp.models.Battle.public_version`
     public_version: int | None = None
+    #: the step its state stands at (None: ``version``); see :attr:`webapp.models.BattleSnapshot.dice_step`
+    dice_step: int | None = None
+
+    @property
+    def at_step(self) -> int:
+        """The step the battle's state stands at: the next command rolls the dice of this + 1."""
+        return self.version if self.dice_step is None else self.dice_step
 
 
 def told_version(battle: Any) -> int:
@@ -108,6 +115,8 @@ class CommandWrite:
     seed: str | None = None
     #: the battle's public version after this command (None: the new version, told to everyone)
     public_version: int | None = None
+    #: the step the new state stands at (None: the new version)
+    dice_step: int | None = None
 
     def event_rows(self) -> list[dict[str, Any]]:
         return event_rows(self.battle_id, self.new_version, self.events, self.at)
@@ -164,10 +173,15 @@ class CoreCommandStore:
             if engine.dialect.name == "sqlite"
             else None
         )
+        at_step = (
+            core_select(snapshot.c.dice_step)
+            .where(snapshot.c.battle_id == battle.c.id, snapshot.c.version == battle.c.version)
+            .scalar_subquery()
+        )
         columns = [battle.c.id, battle.c.table_id, battle.c.system_id, battle.c.version, battle.c.state, battle.c.seed,
                    battle.c.status, seen]
-        self._read = core_select(*columns, *([seats] if seats is not None else []), battle.c.mix, battle.c.public_version).where(
-            battle.c.id == bindparam("b_id"))
+        self._read = core_select(*columns, *([seats] if seats is not None else []), battle.c.mix, battle.c.public_version,
+                                 at_step).where(battle.c.id == bindparam("b_id"))
         self._compare_and_set = (
             update(battle)
             .where(battle.c.id == bindparam("b_id"), battle.c.version == bindparam("b_version"))
@@ -193,8 +207,8 @@ class CoreCommandStore:
         row = conn.execute(self._read, {"b_id": battle_id, "m_id": msg_id}).first()
         if row is None:
             return None
-        seats = (row[8].split(",") if row[8] else []) if len(row) > 10 else None
-        return BattleRead(BattleRecord(*row[:7], mix=row[-2], public_version=row[-1]), row[7], seats)
+        seats = (row[8].split(",") if row[8] else []) if len(row) > 11 else None
+        return BattleRead(BattleRecord(*row[:7], mix=row[-3], public_version=row[-2], dice_step=row[-1]), row[7], seats)
 
     def write(self, conn: Any, w: CommandWrite) -> Written | None:
         """Write the command if the battle is still at ``w.current``; None (nothing written) if not."""
@@ -210,7 +224,7 @@ class CoreCommandStore:
             conn.execute(
                 self._insert_snapshot,
                 {"battle_id": w.battle_id, "version": w.new_version, "state": w.state, "prev_version": w.prev_version,
-                 "checkpoint": w.checkpoint},
+                 "checkpoint": w.checkpoint, "dice_step": w.dice_step},
             )
             rows = w.event_rows()
             if rows:
@@ -234,7 +248,8 @@ class CoreCommandStore:
 _PG_READ = """
 SELECT b.id, b.table_id, b.system_id, b.version, b.state::text, b.seed, b.status,
        (SELECT c.version FROM battle_command c WHERE c.battle_id = b.id AND c.msg_id = %(msg_id)s::varchar),
-       ARRAY(SELECT s.public_id FROM seat s WHERE s.table_id = b.table_id ORDER BY s.id), b.mix, b.public_version
+       ARRAY(SELECT s.public_id FROM seat s WHERE s.table_id = b.table_id ORDER BY s.id), b.mix, b.public_version,
+       (SELECT n.dice_step FROM battle_snapshot n WHERE n.battle_id = b.id AND n.version = b.version)
 FROM battle b WHERE b.id = %(battle_id)s
 """
 
@@ -249,8 +264,8 @@ WITH cas AS (
     WHERE id = %(battle_id)s::integer AND version = %(current)s::integer
     RETURNING id
 ), snapshot AS (
-    INSERT INTO battle_snapshot (battle_id, version, state, prev_version, checkpoint)
-    SELECT id, %(new_version)s::integer, %(state)s, %(prev_version)s::integer, %(checkpoint)s::boolean FROM cas
+    INSERT INTO battle_snapshot (battle_id, version, state, prev_version, checkpoint, dice_step)
+    SELECT id, %(new_version)s::integer, %(state)s, %(prev_version)s::integer, %(checkpoint)s::boolean, %(dice_step)s::integer FROM cas
 ), command AS (
     INSERT INTO battle_command (battle_id, version, msg_id, actor, declaration, created_at)
     SELECT id, %(new_version)s::integer, %(msg_id)s::varchar, %(actor)s::varchar, %(declaration)s, %(at)s FROM cas
@@ -334,7 +349,7 @@ class PostgresCommandStore(CoreCommandStore):
         row = self._read_row(conn, _PG_READ, {"battle_id": battle_id, "msg_id": msg_id})
         if row is None:
             return None
-        battle = BattleRecord(row[0], row[1], row[2], row[3], wire.loads(row[4]), row[5], row[6], row[9], row[10])  # the state read by orjson
+        battle = BattleRecord(row[0], row[1], row[2], row[3], wire.loads(row[4]), row[5], row[6], row[9], row[10], row[11])  # the state read by orjson
         return BattleRead(battle, row[7], list(row[8]))
 
     def _read_row(self, conn: Any, query: str, params: dict[str, Any]) -> Any:
@@ -355,7 +370,7 @@ class PostgresCommandStore(CoreCommandStore):
             "battle_id": w.battle_id, "current": w.current, "new_version": w.new_version, "state": Json(w.state),
             "status": w.status, "at": w.at, "prev_version": w.prev_version, "checkpoint": w.checkpoint,
             "msg_id": w.msg_id, "actor": w.actor, "declaration": Json(w.declaration), "events": Json(_pg_events(w.event_rows())),
-            "table_id": w.table_id, "mix": w.mix, "seed": w.seed, "public_version": w.public_version,
+            "table_id": w.table_id, "mix": w.mix, "seed": w.seed, "public_version": w.public_version, "dice_step": w.dice_step,
         }
         try:
             row = conn.pg.execute(_PG_WRITE, params).fetchone()
@@ -436,13 +451,15 @@ _SQLITE_READ = """
 SELECT b.id, b.table_id, b.system_id, b.version, b.state, b.seed, b.status,
        (SELECT c.version FROM battle_command c WHERE c.battle_id = b.id AND c.msg_id = ?),
        (SELECT group_concat(public_id) FROM (SELECT s.public_id FROM seat s WHERE s.table_id = b.table_id ORDER BY s.id)),
-       b.mix, b.public_version
+       b.mix, b.public_version,
+       (SELECT n.dice_step FROM battle_snapshot n WHERE n.battle_id = b.id AND n.version = b.version)
 FROM battle b WHERE b.id = ?
 """
 _SQLITE_SEAT_IDS = "SELECT public_id FROM seat WHERE table_id = ? ORDER BY id"
 _SQLITE_CAS = ("UPDATE battle SET version = ?, state = ?, status = ?, updated_at = ?, mix = COALESCE(?, mix), seed = COALESCE(?, seed), "
                "public_version = ? WHERE id = ? AND version = ?")
-_SQLITE_SNAPSHOT = "INSERT INTO battle_snapshot (battle_id, version, state, prev_version, checkpoint) VALUES (?, ?, ?, ?, ?)"
+_SQLITE_SNAPSHOT = ("INSERT INTO battle_snapshot (battle_id, version, state, prev_version, checkpoint, dice_step) "
+                    "VALUES (?, ?, ?, ?, ?, ?)")
 _SQLITE_EVENT = (
     'INSERT INTO battle_event (battle_id, version, "index", type, visibility, payload, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)'
 )
@@ -477,7 +494,8 @@ class SqliteCommandStore(CoreCommandStore):
         if row is None:
             return None
         seats = row[8].split(",") if row[8] else []
-        return BattleRead(BattleRecord(row[0], row[1], row[2], row[3], wire.loads(row[4]), row[5], row[6], row[9], row[10]), row[7], seats)
+        return BattleRead(BattleRecord(row[0], row[1], row[2], row[3], wire.loads(row[4]), row[5], row[6], row[9], row[10], row[11]),
+                          row[7], seats)
 
     def write(self, conn: Any, w: CommandWrite) -> Written | None:
         state, at = wire.dumps(w.state), _sqlite_time(w.at)
@@ -486,7 +504,7 @@ class SqliteCommandStore(CoreCommandStore):
             if changed.rowcount != 1:
                 conn.rollback()
                 return None
-            conn.execute(_SQLITE_SNAPSHOT, (w.battle_id, w.new_version, state, w.prev_version, int(w.checkpoint)))
+            conn.execute(_SQLITE_SNAPSHOT, (w.battle_id, w.new_version, state, w.prev_version, int(w.checkpoint), w.dice_step))
             rows = w.event_rows()
             if rows:
                 conn.executemany(

@@ -5,8 +5,9 @@ A battle's log is its setup (version 1) and one command per later version. :func
 version by version, the state, the events and the dice drawn, from the seed, the players' client
 seeds and the commands alone, as the authority (:mod:`webapp.service`) did:
 
-* a rule system's declaration: ``system.apply`` with the command's dice (:func:`rules.fair.command_dice`);
-* ``undo``: back to the last checkpoint before the current state, walking the versions' links;
+* a rule system's declaration: ``system.apply`` with the dice of its step (:func:`rules.fair.command_dice`);
+* ``undo``: back one step, to the state the last step was applied to (an undo written before undos
+  took back one step went back to the last checkpoint, walking the versions' links);
 * ``assign``: ``system.assign`` (older logs without the controller take it from a stored snapshot);
 * ``end``: the GM's end (:func:`rules.fair.ended_by_gm`);
 * ``entropy``: the state unchanged, the client seed mixed in;
@@ -26,7 +27,18 @@ from rules import RulesError, Viewer, get_system
 from rules import physical as physical_dice
 from rules.core import event as make_event
 from rules.dice import commitment, mix_entropy
-from rules.fair import ENTROPY, command_dice, committed_event, ended_by_gm, entropy_event, with_reveal
+from rules.fair import (
+    ENTROPY,
+    command_dice,
+    committed_event,
+    ended_by_gm,
+    entropy_event,
+    epoch_steps,
+    seed_at,
+    undone_event,
+    with_reveal,
+)
+from rules.fair import undone_versions as undone_in_events
 
 #: commands the authority makes itself; every other type is a rule system's declaration
 AUTHORITY_COMMANDS = {"undo", "assign", "end", ENTROPY}
@@ -53,6 +65,15 @@ class Step:
     status: str
     #: the command's type ("setup" for version 1)
     kind: str = "setup"
+    #: the step its state stands at (:mod:`rules.fair`): the next command rolls the dice of this + 1
+    #: (None: its own version)
+    dice_step: int | None = None
+    #: the step whose dice the command rolled (None: its own version)
+    rolled: int | None = None
+
+    @property
+    def at_step(self) -> int:
+        return self.version if self.dice_step is None else self.dice_step
 
 
 class Mismatch(Exception):
@@ -61,26 +82,6 @@ class Mismatch(Exception):
     def __init__(self, version: int, what: str, message: str) -> None:
         super().__init__(f"version {version} ({what}): {message}")
         self.version = version
-
-
-def seed_epochs(events: Mapping[int, list[Mapping[str, Any]]], current_seed: str) -> dict[int, str]:
-    """The seeds of a stored battle by the version from which each rolled: the first from version 1;
-    an undo that took back the battle's end started a new one (its ``dice.committed`` event). Earlier
-    seeds were revealed by their ends; the last is the battle's own."""
-    committed = [(v, e.get("data", {}).get("commitment")) for v in sorted(events) for e in events[v] if e.get("type") == "dice.committed"]
-    revealed = {e.get("data", {}).get("commitment"): e.get("data", {}).get("seed")
-                for v in events for e in events[v] if e.get("type") == "dice.revealed"}
-    epochs = {1: current_seed}
-    for version, digest in committed:
-        if digest == commitment(current_seed):
-            epochs[version] = current_seed
-        elif isinstance(revealed.get(digest), str):
-            epochs[version] = revealed[digest]
-    return epochs
-
-
-def _seed_at(seeds: Mapping[int, str], version: int) -> str:
-    return seeds[max(v for v in seeds if v <= version)]
 
 
 def reapply(
@@ -99,6 +100,9 @@ def reapply(
     system = get_system(system_id)
     seeds = {1: seed} if isinstance(seed, str) else dict(seed)
     seed = seeds[1]
+    by_step = {1: seed}  # the seeds by the first step each rolls
+    in_force = seed  # the seed the battle's end reveals
+    rolled = 1  # the highest step rolled so far
     status_of: Callable[[Mapping[str, Any], str], str] = lambda state, before: str(state.get("status", before))  # noqa: E731
     if setup is not None:
         dice = command_dice(seed, "", 1, record=True)
@@ -110,6 +114,7 @@ def reapply(
         first = Step(1, state, [], [], "", None, True, status_of(state, "active"))
     yield first
     steps: dict[int, Step] = {1: first}
+    actors: dict[int, str] = {}
     current = first
     for command in commands:
         version = int(command["version"])
@@ -120,22 +125,38 @@ def reapply(
         before = copy.deepcopy(current.state)
         draws: list[dict[str, Any]] = []
         mix, prev, checkpoint = current.mix, current.version, True
-        if kind == "undo":
-            cursor, target = current.prev_version, None
+        key = current.at_step + 1  # the step this command is (its dice); its state stands at it
+        dice_step: int | None = key
+        if kind == "undo" and "step" in declaration:  # one step back: to the state the last step was applied to
+            if current.prev_version is None:
+                raise Mismatch(version, kind, "there was nothing to undo")
+            target, step = steps[current.prev_version], current.prev_version + 1
+            if declaration.get("step") != step:
+                raise Mismatch(version, kind, f"it says it took back version {declaration.get('step')}, but the last step was version {step}")
+            state, prev, checkpoint, dice_step = copy.deepcopy(target.state), target.prev_version, target.checkpoint, target.at_step
+            events = [undone_event(step, steps[step].events, actors.get(step, ""), current.state)]
+            if current.status == "ended":  # the end taken back: a new seed for every step not rolled yet
+                if version not in seeds:
+                    raise Mismatch(version, kind, "the end was taken back, but the file lacks the new seed committed to then")
+                in_force = by_step[rolled + 1] = seeds[version]
+                events.append(committed_event(seeds[version], rolled + 1))
+        elif kind == "undo":  # written before undos took back one step: back to the last checkpoint
+            cursor, old_target = current.prev_version, None
             while cursor is not None:
                 snap = steps[cursor]
                 if snap.checkpoint:
-                    target = snap
+                    old_target = snap
                     break
                 cursor = snap.prev_version
-            if target is None:
+            if old_target is None:
                 raise Mismatch(version, kind, "there was nothing to undo")
-            state, prev = copy.deepcopy(target.state), target.prev_version
-            text = f"The GM undid the last step (back to the state of version {target.version})."
-            events = [make_event("battle.undone", text, back_to=target.version)]
+            state, prev, dice_step = copy.deepcopy(old_target.state), old_target.prev_version, version
+            text = f"The GM undid the last step (back to the state of version {old_target.version})."
+            events = [make_event("battle.undone", text, back_to=old_target.version)]
             if current.status == "ended":  # the end taken back: the battle goes on with a new seed
                 if version not in seeds:
                     raise Mismatch(version, kind, "the end was taken back, but the file lacks the new seed committed to then")
+                in_force = by_step[version] = seeds[version]
                 events.append(committed_event(seeds[version]))
         elif kind == "end":
             state, events = ended_by_gm(before)
@@ -147,7 +168,7 @@ def reapply(
             state, events = before, [entropy_event(seat, client_seed)]
             prev, checkpoint = current.prev_version, current.checkpoint
         elif kind == "assign" and "controller" in declaration:
-            dice = command_dice(_seed_at(seeds, version), current.mix, version, declaration, record=True)
+            dice = command_dice(seed_at(by_step, key), current.mix, key, declaration, record=True)
             state, events = system.assign(before, declaration.get("combatant"), declaration["controller"], declaration.get("seat"), dice)
             draws = dice.draws
         elif kind == "assign":
@@ -156,35 +177,31 @@ def reapply(
                 raise Mismatch(version, kind, "an assignment without its controller cannot be re-applied")
             state, events = stored, list(command.get("events") or [])
         else:
-            dice = command_dice(_seed_at(seeds, version), current.mix, version, declaration, record=True)
+            dice = command_dice(seed_at(by_step, key), current.mix, key, declaration, record=True)
             try:
                 # physical dice (H9): typed faces resume a waiting declaration, the GM's switch, a declaration that waits
                 state, events = physical_dice.replay_command(
-                    system, before, declaration, viewer_of(str(command.get("actor", ""))), dice, version=version, mix=current.mix,
-                    make_dice=lambda mix, v: command_dice(_seed_at(seeds, v), mix, v, record=True))
+                    system, before, declaration, viewer_of(str(command.get("actor", ""))), dice, version=key, mix=current.mix,
+                    make_dice=lambda mix, v: command_dice(seed_at(by_step, v), mix, v, record=True))
             except RulesError as exc:
                 raise Mismatch(version, kind, f"the rules refuse this declaration now ({exc})") from None
             draws = dice.draws
         if kind not in ("undo", "end", ENTROPY):
             checkpoint = bool(system.is_checkpoint(state))
         status = status_of(state, current.status)
-        events = with_reveal(current.status, status, [dict(e) for e in events], _seed_at(seeds, version))
-        current = Step(version, state, events, draws, mix, prev, checkpoint, status, kind)
+        events = with_reveal(current.status, status, [dict(e) for e in events], in_force)
+        current = Step(version, state, events, draws, mix, prev, checkpoint, status, kind, dice_step, key)
+        rolled = max(rolled, current.at_step)
         steps[version] = current
+        actors[version] = str(command.get("actor", ""))
         yield current
 
 
 def undone_versions(commands: list[Mapping[str, Any]], events: Mapping[int, list[Mapping[str, Any]]]) -> set[int]:
-    """The versions an undo took back (a client seed stays mixed in: never undone)."""
-    undone: set[int] = set()
-    for command in commands:
-        if command["declaration"].get("type") != "undo":
-            continue
-        back = next((e.get("data", {}).get("back_to") for e in events.get(command["version"], []) if e.get("type") == "battle.undone"), None)
-        if isinstance(back, int):
-            undone |= set(range(back + 1, command["version"]))
+    """The versions an undo took back (:func:`rules.fair.undone_versions`; a client seed stays mixed
+    in: never undone)."""
     kinds = {c["version"]: c["declaration"].get("type") for c in commands}
-    return {v for v in undone if kinds.get(v) != ENTROPY}
+    return {v for v in undone_in_events(events) if kinds.get(v) != ENTROPY}
 
 
 @dataclass
@@ -290,14 +307,21 @@ def verify_document(doc: Mapping[str, Any]) -> Verdict:
         return Verdict(False, f"mismatch at {exc}", steps=steps)
     except RulesError as exc:
         return Verdict(False, f"the log cannot be re-applied: {exc}", steps=steps)
+    first_steps = epoch_steps(events)
+    if any(epoch.get("step", epoch["version"]) != first_steps.get(int(epoch["version"]), epoch["version"]) for epoch in epochs):
+        return Verdict(False, "the first steps listed for the seeds are not those their commitments name", steps=steps)
     if seeds_seen != list(dice_part.get("client_seeds", [])):
         return Verdict(False, "the client seeds listed in the file are not those of its commands", steps=steps)
     if steps[-1].state != doc["final_state"]:
         return Verdict(False, "the final state differs: " + _first_difference(steps[-1].state, doc["final_state"], "state"), steps=steps)
     listed = {entry["version"]: entry["draws"] for entry in dice_part.get("draws", [])}
+    listed_steps = {entry["version"]: entry.get("step", entry["version"]) for entry in dice_part.get("draws", [])}
     for step in steps:
         if step.draws != listed.get(step.version, []):
             return Verdict(False, f"mismatch at version {step.version} ({step.kind}): the dice listed differ from the seed's", steps=steps)
+        if step.draws and listed_steps.get(step.version) != (step.rolled or step.version):
+            return Verdict(False, f"mismatch at version {step.version} ({step.kind}): the file says it rolled the dice of step "
+                                  f"{listed_steps.get(step.version)}, but it was step {step.rolled or step.version}", steps=steps)
     return Verdict(True, f"OK: {doc['system']['id']} battle of {final} versions, commitment {dice_part['commitment'][:16]}… matches its seed, "
                          f"{count} dice re-derived, {len(commands)} commands re-applied, every event and the final state match",
                    versions=final, dice=count, steps=steps)

@@ -82,10 +82,12 @@ def test_the_verifier_accepts_a_seeded_battle_of_every_system(service: Any, syst
     assert verdict.message.startswith("OK:")
     undos = [c for c in doc["commands"] if c["declaration"]["type"] == "undo"]
     for undo in undos:  # an undone command's dice stay in the log, marked undone
-        back_to = next(e["data"]["back_to"] for e in doc["events"] if e["v"] == undo["version"] and e["type"] == "battle.undone")
-        taken = [c for c in doc["commands"] if back_to < c["version"] < undo["version"] and c["declaration"]["type"] != "entropy"]
+        step = next(e["data"]["step"] for e in doc["events"] if e["v"] == undo["version"] and e["type"] == "battle.undone")
+        assert step == undo["declaration"]["step"]
+        taken = [c for c in doc["commands"] if c["version"] == step and c["declaration"]["type"] not in ("entropy", "undo")]
         assert taken and all(c["undone"] for c in taken)
-        assert all(e["undone"] for e in doc["events"] if e["v"] in {c["version"] for c in taken})
+        assert all(e["undone"] for e in doc["events"] if e["v"] == step)
+    assert sum(c["undone"] for c in doc["commands"]) == len(undos), "each undo took back one step"
     kinds = {c["declaration"]["type"] for c in doc["commands"]}
     assert "entropy" in kinds and "end" in kinds or doc["battle"]["outcome"]
     assert [c["seat"] for c in doc["dice"]["client_seeds"]] == [

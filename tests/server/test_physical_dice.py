@@ -153,13 +153,16 @@ def test_the_gm_switches_a_combatant_to_physical_dice(app: Any) -> None:
     assert t.state["physical"]["pending"] is None  # the GM's monster rolled with the board
 
 
-def test_undo_goes_back_past_a_waiting_roll(table: Table) -> None:
+def test_undo_takes_back_a_typed_die_then_the_choice_that_asked_for_it(table: Table) -> None:
     alice, bob, gm = table.alice(), table.bob(), table.gm()
     choose(alice, table, "jharek", "attack")
     choose(bob, table, "monster", "attack")
+    asked = pending(table.state)
     enter(alice, table, faces=[6])
     ack = gm.emit("undo", {"battle_id": table.battle_id}, callback=True)
     assert ack["ok"], ack
+    assert pending(table.state) == asked, "the die typed is taken back: the battle waits for it again"
+    assert gm.emit("undo", {"battle_id": table.battle_id}, callback=True)["ok"]
     assert pending(table.state) is None and table.state["turn"] == 1
 
 

@@ -108,7 +108,13 @@ def test_the_first_initiative_typed_on_two_phones(app: Any) -> None:
 
     report = replay_battle(t.service, t.battle_id)
     assert report.ok, report.mismatches
-    # undo goes back to the start, before anyone typed (never to half-typed dice)
+    # undo takes back one step: the last die typed (the battle waits for it again, the first one kept),
+    # then the first, then the GM's roll for initiative
+    assert gm.emit("undo", {"battle_id": t.battle_id}, callback=True)["ok"]
+    waiting = pending(t.state)
+    assert waiting["need"]["purpose"] == "Habitat guard initiative" and [e["faces"] for e in waiting["entries"]] == [[1]]
+    assert gm.emit("undo", {"battle_id": t.battle_id}, callback=True)["ok"]
+    assert pending(t.state)["need"]["purpose"] == "Jinx initiative" and pending(t.state)["entries"] == []
     assert gm.emit("undo", {"battle_id": t.battle_id}, callback=True)["ok"]
     assert t.state["initiative_due"] is True and pending(t.state) is None and t.state["round"] == 0
     assert t.declare(gm, {"type": "roll_initiative"})["ok"]

@@ -179,9 +179,9 @@ def test_the_gm_replay_shows_the_computers_hidden_choices_and_marks_undone_steps
     undo_steps = [s for s in body["steps"] if s["kind"] == "undo"]
     assert len(undo_steps) == 1
     undo = undo_steps[0]
-    back_to = next(e for e in undo["events"] if e["type"] == "battle.undone")["data"]["back_to"]
+    taken = next(e for e in undo["events"] if e["type"] == "battle.undone")["data"]["step"]
     undone = [s["v"] for s in body["steps"] if s["undone"]]
-    assert undone == list(range(back_to + 1, undo["v"])) and undone
+    assert undone == [taken] == [undo["v"] - 1], "one step taken back: the command just before the undo"
     assert body["steps"][0]["kind"] == "start" and not body["steps"][-1]["undone"] and body["steps"][-1]["status"] == "ended"
 
 

@@ -371,16 +371,20 @@ def test_options_are_validated(duel: Table) -> None:
     assert ack["ok"]
 
 
-def test_undo_goes_back_to_the_start_of_the_turn(duel: Table) -> None:
+def test_undo_takes_back_one_step_at_a_time_to_the_start(duel: Table) -> None:
     gm = duel.gm()
     start = duel.state
     assert choose(gm, duel, "jharek", "attack")["ok"]
+    chosen = duel.state
     assert choose(gm, duel, "monster", "attack")["ok"]
     assert duel.state["turn"] == 2
     ack = gm.emit("undo", {"battle_id": duel.battle_id}, callback=True)
     assert ack["ok"]
+    assert duel.state == chosen, "the last choice (and the turn it resolved) taken back, not the whole turn"
+    assert gm.emit("undo", {"battle_id": duel.battle_id}, callback=True)["ok"]
     assert duel.state == start
-    assert gm.emit("undo", {"battle_id": duel.battle_id}, callback=True)["ok"] is False
+    refused = gm.emit("undo", {"battle_id": duel.battle_id}, callback=True)
+    assert refused["ok"] is False and "nothing to undo" in refused["error"]
 
 
 def test_end_and_restart(duel: Table) -> None:
@@ -473,7 +477,7 @@ def test_every_seat_gets_its_own_projection_and_idle_seats_share_one(duel: Table
         c.get_received()
     projected: list[str] = []
     real_project = service.project
-    monkeypatch.setattr(service, "project", lambda battle, viewer, events: projected.append(viewer.role) or real_project(battle, viewer, events))
+    monkeypatch.setattr(service, "project", lambda battle, viewer, events, **kw: projected.append(viewer.role) or real_project(battle, viewer, events, **kw))
     assert choose(alice, duel, "jharek", "defend")["ok"]
     assert projected.count("player") == 3, "the two fighting seats and one idle seat, not every idle seat"
     battle = service.battle(duel.battle_id)
