@@ -155,7 +155,9 @@ AUTHORITY_EVENTS = frozenset({"dice.committed", "dice.revealed", "dice.entropy"}
 #: the GM's words and a spectator's, for naming a step
 _GM, _SPECTATOR = Viewer.gm(), Viewer.spectator()
 #: a step's name is cut to this many characters
-NAME_LIMIT = 140
+NAME_LIMIT = 100
+#: the end of a line's first sentence ("Turn 1: dice 3 4 1 5. Jharek (attack) ...")
+_FIRST_SENTENCE = re.compile(r"^(.+?)[.!?]\s+(?=[A-Z“\"(])")
 
 
 def _shown_lines(events: list[Mapping[str, Any]], viewer: Viewer, state: Mapping[str, Any]) -> list[tuple[str, bool]]:
@@ -178,9 +180,9 @@ def step_lines(events: list[Mapping[str, Any]], viewer: Viewer, state: Mapping[s
 
 
 def step_name(events: list[Mapping[str, Any]], viewer: Viewer, state: Mapping[str, Any]) -> str | None:
-    """A step named in the words ``viewer`` got of it: the first line that shows dice (what the step
-    rolled is what undoing it takes back), else its first line, without the full stop; None if that
-    viewer got no words of it.
+    """A step named in the words ``viewer`` got of it: the first sentence of the first line that
+    shows dice (what the step rolled is what undoing it takes back), else of its first line, without
+    the full stop; None if that viewer got no words of it.
 
     >>> swing = event("action.resolved", "Fighter strikes at Gnoll.")
     >>> hit = event("attack.hit", "Fighter hits Gnoll: 16 against 12 needed, 6 damage.", visibility="gm",
@@ -190,6 +192,9 @@ def step_name(events: list[Mapping[str, Any]], viewer: Viewer, state: Mapping[st
     ('Fighter hits Gnoll: 16 against 12 needed, 6 damage', 'Fighter hits Gnoll: rolled 16, 6 damage')
     >>> step_name([swing], Viewer.spectator(), {})
     'Fighter strikes at Gnoll'
+    >>> turn = event("turn.resolved", "Turn 1: dice 5 1 4 4. Jharek (attack) offence 9.", rolls=[{"dice": "4d6", "faces": [5, 1, 4, 4]}])
+    >>> step_name([turn], Viewer.spectator(), {})
+    'Turn 1: dice 5 1 4 4'
     >>> step_name([event("hp.set", "The DM sets the troll's hit points to 30.", visibility="gm")], Viewer.spectator(), {}) is None
     True
     """
@@ -197,7 +202,8 @@ def step_name(events: list[Mapping[str, Any]], viewer: Viewer, state: Mapping[st
     if not lines:
         return None
     text = next((line for line, dice in lines if dice), lines[0][0])
-    name = text.rstrip(".").strip() or text
+    first = _FIRST_SENTENCE.match(text)
+    name = (first.group(1) if first else text.rstrip(".")).strip() or text
     return name if len(name) <= NAME_LIMIT else name[: NAME_LIMIT - 1].rstrip() + "…"
 
 
@@ -233,24 +239,34 @@ def undone_event(step: int, events: list[Mapping[str, Any]], actor: str, state: 
 
 def undone_versions(events: Mapping[int, list[Mapping[str, Any]]]) -> set[int]:
     """The versions an undo took back, read off the undos' events (``{version: [event, ...]}``, each
-    as whoever reads them got it): an undo names the step it took back (``step``); one written before
-    undos took back one step went back to the state of version ``back_to``, taking back every version
-    in between but the client seeds (they stay mixed into the dice).
+    as whoever reads them got it): see :func:`undone_by`.
 
     >>> undone_versions({5: [{"type": "battle.undone", "data": {"step": 4}}], 9: [{"type": "battle.undone", "data": {"step": 3}}]})
     {3, 4}
-    >>> sorted(undone_versions({3: [{"type": "dice.entropy"}], 5: [{"type": "battle.undone", "data": {"back_to": 1}}]}))
-    [2, 4]
+    """
+    return set(undone_by(events))
+
+
+def undone_by(events: Mapping[int, list[Mapping[str, Any]]]) -> dict[int, int]:
+    """Each version an undo took back, and the version of that undo. An undo names the step it took
+    back (``step``); one written before undos took back one step went back to the state of version
+    ``back_to``, taking back every version in between but the client seeds (they stay mixed into the
+    dice).
+
+    >>> undone_by({3: [{"type": "dice.entropy"}], 5: [{"type": "battle.undone", "data": {"back_to": 1}}]})
+    {2: 5, 4: 5}
     """
     entropy = {v for v, evs in events.items() if any(e.get("type") == "dice.entropy" for e in evs)}
-    undone: set[int] = set()
-    for version, evs in events.items():
-        for ev in evs:
+    undone: dict[int, int] = {}
+    for version in sorted(events):
+        for ev in events[version]:
             if ev.get("type") != "battle.undone":
                 continue
             data = ev.get("data") or {}
             if isinstance(data.get("step"), int):
-                undone.add(data["step"])
+                undone.setdefault(data["step"], version)
             elif isinstance(data.get("back_to"), int):
-                undone |= set(range(data["back_to"] + 1, version)) - entropy
+                for taken in range(data["back_to"] + 1, version):
+                    if taken not in entropy:
+                        undone.setdefault(taken, version)
     return undone

@@ -8,7 +8,8 @@ replay shows every event, hidden ones too (the computer's secret choices, a play
 choice), each marked with its visibility.
 
 Undone commands stay in the replay as they happened, marked undone (like the dice, which stay in
-the log as undone): the undo itself is a step that brings the board back.
+the log as undone), with the undo that took each back: the undo itself is a step that brings the
+board back, and from it on the log strikes the step's lines through.
 
 Who may see it: the GM of the table always, once the battle has ended; anyone else only when the
 battle has ended and the GM marked it shareable. A running battle has no replay (its hidden events
@@ -26,7 +27,7 @@ from sqlmodel import col, select
 
 from rules import RulesError, Viewer, get_system
 from rules.core import event_for
-from rules.fair import ENTROPY, dice_info, undone_versions
+from rules.fair import ENTROPY, dice_info, undone_by
 
 from .assets import board_payload
 from .models import Battle, BattleCommand, BattleEvent, BattleSnapshot, GameTable
@@ -100,9 +101,9 @@ def replay_data(service: BattleService, table: GameTable, access: ReplayAccess, 
     events_by_version: dict[int, list[dict[str, Any]]] = {}
     for row in rows:
         events_by_version.setdefault(row.version, []).append({"v": row.version, "i": row.index, "visibility": row.visibility, **row.payload})
-    # the steps an undo took back (a player's client seed stays mixed into the dice: never undone)
+    # the steps an undo took back, and by which undo (a player's client seed stays mixed into the dice: never undone)
     entropy = {v for v, d in commands.items() if (d or {}).get("type") == ENTROPY}
-    undone = undone_versions(events_by_version) - entropy
+    undone = {v: by for v, by in undone_by(events_by_version).items() if v not in entropy}
     if len(snapshots) > MAX_STEPS:  # a very long battle: its start and its end
         half = MAX_STEPS // 2
         snapshots = snapshots[:half] + snapshots[-half:]
@@ -124,6 +125,8 @@ def replay_data(service: BattleService, table: GameTable, access: ReplayAccess, 
             "v": snap.version,
             "kind": _kind(commands.get(snap.version), snap.version),
             "undone": snap.version in undone,
+            # the version of the undo that took it back: the replay marks it undone from there on
+            "undone_by": undone.get(snap.version),
             "status": state.get("status", "active"),
             "view": view,
             "events": visible,

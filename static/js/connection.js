@@ -6,8 +6,11 @@
 
 export function connect({ table, token, onTable, onBattle, onStatus, onError }) {
   // clockOffset: this device's clock minus the server's, in seconds (null until the first sync
-  // says): a clock that runs on the page (AD&D's declaration clock) counts in the server's time
-  const state = { battleId: null, v: 0, events: [], view: null, system: null, stamp: null, clockOffset: null, yours: [], seatsPlaying: null };
+  // says): a clock that runs on the page (AD&D's declaration clock) counts in the server's time;
+  // undone: the versions the server says an undo took back (every log strikes their lines through);
+  // undo: for the GM, the step an undo would take back now ({v, name, lines}, or null)
+  const state = { battleId: null, v: 0, events: [], view: null, system: null, stamp: null, clockOffset: null, yours: [], seatsPlaying: null,
+    undone: new Set(), undo: null };
   // eslint-disable-next-line no-undef
   const socket = io({ auth: { table, token: token || null }, transports: ["websocket", "polling"], reconnectionDelayMax: 3000 });
 
@@ -27,12 +30,14 @@ export function connect({ table, token, onTable, onBattle, onStatus, onError }) 
   // returns what onBattle returns (a page's drawing may be a promise: it loads its system's module)
   function acceptBattle(battle, replaceEvents) {
     if (!battle) {
-      state.battleId = null; state.v = 0; state.events = []; state.view = null;
+      state.battleId = null; state.v = 0; state.events = []; state.view = null; state.undone = new Set(); state.undo = null;
       return onBattle(state, []);
     }
     const fresh = battle.events.filter((e) => e.v > state.v || replaceEvents);
-    if (replaceEvents) state.events = battle.events.slice();
+    if (replaceEvents) { state.events = battle.events.slice(); state.undone = new Set(); }
     else state.events.push(...fresh);
+    for (const v of battle.undone || []) state.undone.add(v);
+    if ("undo" in battle) state.undo = battle.undo;
     if (state.events.length > 400) state.events = state.events.slice(-400);
     state.battleId = battle.battle_id;
     state.v = battle.v;

@@ -154,6 +154,7 @@ function ctxFor(fresh) {
   return {
     kit, ui, grid, table, mode,
     events: battle ? battle.events : [],
+    undone: battle ? battle.undone : new Set(),
     fresh,
     get box() { return boardBox(); },
     seatName: (seat) => (seat && table && table.seat_names ? table.seat_names[seat] || null : null),
@@ -190,7 +191,7 @@ function renderDetails() {
   const ctx = {
     role: "spectator", seat: null, table, ui, kit, conn, notice: () => {}, send: refuse, command: refuse,
     grid: grid.onTheBoard((table && table.board) || {}, battle.view), zoomable: narrowScreen.matches,
-    events: battle.events, version: battle.v, battleId: battle.battleId,
+    events: battle.events, undone: battle.undone, version: battle.v, battleId: battle.battleId,
   };
   try {
     detailModule.render(root, battle.view, ctx);
@@ -272,7 +273,9 @@ const showable = kit.showableRoll;
 // battle's hundreds of roll summaries are not tested again twice an update)
 const hasDice = new WeakMap();
 function eventsWithRolls(events) {
+  const undone = battle ? battle.undone : null;
   return events.filter((e) => {
+    if (undone && undone.has(e.v)) return false; // the GM took that step back: its dice no longer count
     let yes = hasDice.get(e);
     if (yes === undefined) {
       yes = Boolean(e.rolls && e.rolls.some(showable));
@@ -290,7 +293,7 @@ function renderResult() {
   }
   if (!words && battle) {
     const rolled = eventsWithRolls(battle.events);
-    const last = rolled[rolled.length - 1] || [...battle.events].reverse().find((e) => e.rolls && e.rolls.length && e.text);
+    const last = rolled[rolled.length - 1] || [...battle.events].reverse().find((e) => e.rolls && e.rolls.length && e.text && !battle.undone.has(e.v));
     words = last ? last.text : null;
   }
   els.result.dataset.testid = "last-result-words";
@@ -326,18 +329,25 @@ function renderDice() {
 function renderLog() {
   if (!battle) return;
   const lines = battle.events.filter((e) => e.text).slice(mode === "watch" ? -8 : -3).reverse();
-  if (same(els.log, lines.map((e) => [e.v, e.type || "", e.text]))) return;
+  const undone = battle.undone;
+  if (same(els.log, lines.map((e) => [e.v, e.type || "", e.text, undone.has(e.v)]))) return;
   // the lines move down one by one: the same number of lines are written in place
   if (els.log.childElementCount !== lines.length) {
-    replace(els.log, lines.map((e, i) => h("li", { class: i === 0 ? "d-log-latest" : "", dataset: { type: e.type || "", v: e.v } }, e.text)));
+    replace(els.log, lines.map((e, i) => logLine(h("li", { class: i === 0 ? "d-log-latest" : "" }), e, undone.has(e.v))));
     return;
   }
-  lines.forEach((e, i) => {
-    const li = els.log.children[i];
-    li.dataset.type = e.type || "";
-    li.dataset.v = String(e.v);
-    textIn(li, null, null, e.text);
-  });
+  lines.forEach((e, i) => logLine(els.log.children[i], e, undone.has(e.v)));
+}
+
+// One line of the log; a step the GM took back is struck through and labelled "undone" in words.
+function logLine(li, e, isUndone) {
+  li.dataset.type = e.type || "";
+  li.dataset.v = String(e.v);
+  li.dataset.undone = String(isUndone);
+  if (isUndone) replace(li, h("span", { class: "d-undone-tag" }, "undone"), " ", h("s", { class: "d-undone-text" }, e.text));
+  else if (li.firstElementChild) replace(li, e.text);
+  else textIn(li, null, null, e.text);
+  return li;
 }
 
 // --- the join corner --------------------------------------------------------------------------

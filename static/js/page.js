@@ -417,7 +417,7 @@ function renderBattle(state) {
       h("p", { class: "big-text" }, role === "gm" ? "No battle yet: build the lineup and start one." : "Waiting for the GM to start a battle…")));
     return;
   }
-  const ctx = { ...ctxBase(), grid: grid.onTheBoard((table && table.board) || {}, state.view, role === "gm" ? { wheelZoom: "modifier", floorPx: 40 } : {}), events: state.events, version: state.v, battleId: state.battleId };
+  const ctx = { ...ctxBase(), grid: grid.onTheBoard((table && table.board) || {}, state.view, role === "gm" ? { wheelZoom: "modifier", floorPx: 40 } : {}), events: state.events, undone: state.undone, version: state.v, battleId: state.battleId };
   try {
     systemModule.render(root, state.view, ctx);
   } catch (err) {
@@ -441,17 +441,34 @@ function renderLog(events) {
   if (els.logFold && !els.logFold.open) return;
   const items = events.filter((e) => e.text).slice(-150);
   const battleId = conn.state.battleId;
+  const undone = conn.state.undone;
   const lastV = items.length ? items[items.length - 1].v : -1;
-  const item = (e) => h("li", { class: `log-${(e.type || "").split(".")[0]}`, dataset: { type: e.type, v: e.v } }, e.text);
+  const item = (e) => {
+    const li = h("li", { class: `log-${(e.type || "").split(".")[0]}`, dataset: { type: e.type, v: e.v } });
+    li.__text = e.text;
+    return markUndone(li, undone.has(e.v));
+  };
   const grows = battleId === logShown.battleId && lastV >= logShown.lastV && els.log.childElementCount === logShown.count;
   if (grows) {
     const added = items.filter((e) => e.v > logShown.lastV);
     for (const e of added) els.log.prepend(item(e));
     while (els.log.childElementCount > 150) els.log.lastElementChild.remove();
+    // an undo strikes through the lines of the step it took back (written in place: the rest stays)
+    if (undone.size !== logShown.undone) for (const li of els.log.children) markUndone(li, undone.has(Number(li.dataset.v)));
   } else {
     replace(els.log, items.slice().reverse().map(item));
   }
-  logShown = { battleId, lastV, count: els.log.childElementCount };
+  logShown = { battleId, lastV, count: els.log.childElementCount, undone: undone.size };
+}
+
+// A log line of a step the GM took back: struck through, and labelled "undone" in words (not only
+// by its look), as on every screen of the table.
+function markUndone(li, isUndone) {
+  if ((li.dataset.undone === "true") === isUndone && li.firstChild) return li;
+  li.dataset.undone = String(isUndone);
+  if (isUndone) replace(li, h("span", { class: "undone-tag" }, "undone"), " ", h("s", { class: "undone-text" }, li.__text));
+  else replace(li, li.__text);
+  return li;
 }
 
 if (els.logFold) els.logFold.addEventListener("toggle", () => { if (els.logFold.open) renderLog(conn.state.events); });
@@ -462,6 +479,10 @@ function renderDice(events, fresh) {
   const freshVs = new Set((fresh || []).map((e) => e.v));
   if (!recent.length) {
     if (!els.dice.childElementCount) replace(els.dice, h("p", { class: "muted" }, "No dice rolled yet."));
+    else if (conn.state.undone.has(els.dice.__shown)) { // the GM took back the step that rolled them
+      els.dice.__shown = "undone";
+      replace(els.dice, h("p", { class: "muted", dataset: { testid: "dice-undone" } }, "The GM took back the last roll: those dice no longer count."));
+    }
     return;
   }
   let rolls = recent.flatMap((e) => e.rolls);

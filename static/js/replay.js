@@ -5,7 +5,8 @@
 // the table display's own renderer for the system (static/js/display/<system-id>.js, on kit.js and
 // grid.js), so the replay looks like the TV did. The data comes from replay.json, projected on the
 // server for this viewer: a spectator's view for the public replay, the GM's (every event, hidden
-// ones marked) for the GM. Undone steps stay in, marked undone.
+// ones marked) for the GM. Undone steps stay in, marked undone; their lines in the log are struck
+// through from the undo that took them back on.
 //
 // Controls: first, previous, play/pause, next, last, a speed and a scrubber; ← → step, Home/End
 // jump, Space plays or pauses. The step is kept in the address (#v=12) so a link can point at it.
@@ -108,9 +109,15 @@ let ends = []; // ends[i]: how many of them the steps up to i hold
 function indexEvents() {
   allEvents = [];
   ends = data.steps.map((step) => {
-    for (const e of step.events) allEvents.push(step.undone ? { ...e, undone: true } : e);
+    // (undoneBy: the version of the undo that took the step back; from that step on its lines are struck)
+    for (const e of step.events) allEvents.push(step.undone ? { ...e, undoneBy: step.undone_by ?? step.v } : e);
     return allEvents.length;
   });
+}
+
+// an event the GM had taken back by the step shown (its step's undo is that step or an earlier one)
+function undoneAt(e, step) {
+  return e.undoneBy !== undefined && e.undoneBy !== null && e.undoneBy <= step.v;
 }
 
 function eventsUpTo(i) {
@@ -203,8 +210,8 @@ function renderResult(step) {
   if (renderer.result) {
     try { words = renderer.result(step.view, ctxFor(index, false)); } catch (err) { console.error(err); }
   }
-  if (!words) {
-    const rolled = eventsUpTo(index).filter((e) => e.text && e.rolls && e.rolls.some(showable));
+  if (!words) { // (the dice of a step taken back no longer count)
+    const rolled = eventsUpTo(index).filter((e) => e.text && e.rolls && e.rolls.some(showable) && !undoneAt(e, step));
     words = rolled.length ? rolled[rolled.length - 1].text : null;
   }
   replace(els.result, words ? h("p", { class: "d-result-text" }, words) : h("p", { class: "d-muted" }, "No result yet"));
@@ -222,8 +229,9 @@ const LOG_LINES = 150; // the newest lines of the log so far (a long battle's wh
 
 function renderLog() {
   const lines = [];
+  const step = data.steps[index];
   for (let k = ends[index] - 1; k >= 0 && lines.length < LOG_LINES; k -= 1) if (allEvents[k].text) lines.push(allEvents[k]);
-  replace(els.log, lines.map((e, i) => eventLine(e, i === 0 ? "d-log-latest" : "")));
+  replace(els.log, lines.map((e, i) => eventLine({ ...e, undone: undoneAt(e, step) }, i === 0 ? "d-log-latest" : "")));
 }
 
 function renderPosition(step) {

@@ -34,12 +34,14 @@ function select(options, value, attrs = {}) {
 export function renderControls(root, table, state, ctx) {
   const running = state.view && state.status !== "ended";
   const send = (event, payload = {}) => ctx.command(event, payload);
+  // the step an undo would take back now, as the server names it (there is one after the end too)
+  const step = state.view ? state.undo : null;
   const combatants = state.view && state.view.combatants ? Object.entries(normaliseCombatants(state.view.combatants)) : [];
   // drawn again only when something it shows changed, not at every turn: a GM choosing who plays
   // whom keeps the open list and the focus while the battle goes on (and a mass battle's update does
   // not lay out a list per unit again)
   const key = JSON.stringify([
-    Boolean(state.view), state.status, state.battleId,
+    Boolean(state.view), state.status, state.battleId, step ? [step.v, step.name, step.lines] : null,
     combatants.map(([id, c]) => [id, c.name, controllerValue(c)]),
     (table.seats || []).map((s) => [s.id, s.name]),
     table.slug, table.name, table.roster_id, (table.rosters || []).map((r) => [r.id, r.name]),
@@ -51,8 +53,12 @@ export function renderControls(root, table, state, ctx) {
     !running ? h("p", { class: "muted" }, state.view ? "The battle is over. " : "No battle is running. ",
       "Build the lineup and start one from the Lineup tab.",
       button("Go to the lineup", () => ctx.showTab("lineup"), { class: "link-button" })) : null,
+    state.view ? h("div", { class: "undo-group" },
+      button("Undo last step", () => { if (step && confirm(undoQuestion(step))) send("undo"); },
+        { class: "big", dataset: { testid: "undo" }, "aria-describedby": "undo-step", disabled: !step }),
+      h("p", { class: "undo-step muted", id: "undo-step", dataset: { testid: "undo-step" } },
+        step ? ["Takes back ", h("q", {}, step.name)] : "Nothing to undo: the battle is at its start.")) : null,
     h("div", { class: "button-row" },
-      running ? button("Undo last turn", () => send("undo"), { class: "big", dataset: { testid: "undo" } }) : null,
       running ? button("End battle", () => { if (confirm("End this battle?")) send("battle_end"); }, { class: "big danger", dataset: { testid: "end-battle" } }) : null,
       state.view ? button("Restart", () => { if (confirm("Start the battle again from the lineup?")) send("battle_restart"); }, { class: "big", dataset: { testid: "restart-battle" } }) : null,
     ),
@@ -74,6 +80,13 @@ export function renderControls(root, table, state, ctx) {
 }
 
 let assignmentsOpen = true;
+
+// "Undo “Fighter hits Gnoll: 16 against 12 needed, 6 damage”?", and every line of that step
+function undoQuestion(step) {
+  const lines = step.lines || [];
+  return [`Undo “${step.name}”?`, lines.length ? `\nThat step:\n${lines.map((line) => `• ${line}`).join("\n")}` : null,
+    "\nThe battle goes back to just before it. Made again the same way, it rolls the same dice."].filter(Boolean).join("\n");
+}
 
 function normaliseCombatants(combatants) {
   if (Array.isArray(combatants)) return Object.fromEntries(combatants.map((c) => [c.id, c]));

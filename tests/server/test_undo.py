@@ -7,13 +7,18 @@ the step, the undone steps marked for every page, and a GM's secret step undone 
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-from rules import Viewer
+import pytest
+
+from rules import Viewer, available_systems, get_system
+from rules.fair import step_name
 from tests.conftest import Table, duel_lineup
+from tests.server.test_leaks import FIGHTING, declaration_from, lineup_for
 from tests.server.test_sockets import without_menus
 from webapp import cli
 from webapp.app import socketio
@@ -21,6 +26,7 @@ from webapp.export import export_battle, import_document, load_document
 from webapp.replay import replay_battle
 from webapp.verify import verify_document
 
+SYSTEM_IDS = [system.id for system in available_systems()]
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "static" / "verify_dice.py"
 #: a battle exported by the board before undo took back one step (undo to the last checkpoint, each
@@ -286,7 +292,8 @@ def test_the_confirmation_names_the_step_and_every_page_marks_it_undone(duel: Ta
     resolved = duel.version
     offer = updates(gm)[-1]["undo"]
     assert offer["v"] == resolved and offer["name"].startswith("Turn 1: dice ")
-    assert offer["lines"][0] == "Wild Monster has chosen." and offer["name"] + "." in offer["lines"]
+    assert offer["name"] == offer["name"].split(".")[0], "the first sentence names it"
+    assert offer["lines"][0] == "Wild Monster has chosen." and any(line.startswith(offer["name"] + ". ") for line in offer["lines"])
     for client in (alice, bob, spectator):
         client.get_received()
     assert undo(gm, duel)["ok"]
@@ -333,3 +340,56 @@ def test_a_gms_secret_step_is_undone_in_secret(duel: Table) -> None:
     # the others' next command still fits the version they hold
     assert ack(alice, "declare", {"battle_id": duel.battle_id, "expected_v": told,
                                   "declaration": {"type": "choose", "combatant": "jharek", "option": "defend"}})["ok"]
+
+
+# --- every system: one step back, named, and the same dice again ----------------------------------
+@pytest.mark.parametrize("system_id", SYSTEM_IDS)
+def test_every_system_undoes_one_step_named_and_rolls_it_again_the_same(app: Any, system_id: str) -> None:
+    system = get_system(system_id)
+    service = app.extensions["battleboard"].service
+    table = service.create_table(f"Undo {system_id}", system_id)
+    seats = [service.join(table.join_code, name)[1] for name in ("One", "Two")]
+    service.set_lineup(table.id, lineup_for(system, [seat.public_id for seat in seats]))
+    battle_id = service.start_battle(table.id, seed=f"undo-{system_id}").battle_id
+    gm = socketio.test_client(app, auth={"table": table.slug, "token": table.gm_token})
+    if service.battle(battle_id).status == "setup":  # Olympia's deployment
+        assert ack(gm, "declare", {"battle_id": battle_id, "declaration": {"type": "begin"}})["ok"]
+    rng = random.Random(system_id)
+    made: list[tuple[dict[str, Any], dict[str, Any], list[Any], str]] = []  # (declaration, state before, faces, name)
+    for _attempt in range(60):
+        battle = service.battle(battle_id)
+        if battle.status != "active" or len(made) >= 4:
+            break
+        legal = [item for item in system.view_for(battle.state, Viewer.gm()).get("legal") or [] if item.get("type") in FIGHTING]
+        if not legal:
+            break
+        declaration = declaration_from(rng.choice(legal), rng)
+        reply = ack(gm, "declare", {"battle_id": battle_id, "expected_v": battle.version, "declaration": declaration})
+        if not reply["ok"]:
+            continue
+        offer = ack(gm, "sync", {})["battle"]["undo"]
+        said = [e for e in service.events_since(battle_id, battle.version) if e["v"] == reply["v"]]
+        assert offer["v"] == reply["v"] and offer["name"] == (step_name(said, Viewer.gm(), {}) or "the last step")
+        made.append((declaration, battle.state, [r["faces"] for e in said for r in e.get("rolls") or []], offer["name"]))
+    assert len(made) >= 2, f"{system_id}: too few steps to undo"
+    # back one step at a time, each named in the GM's undo and in the undo's own words
+    for declaration, before, _faces, name in reversed(made):
+        reply = ack(gm, "undo", {"battle_id": battle_id, "expected_v": service.battle(battle_id).version})
+        assert reply["ok"], reply
+        assert service.battle(battle_id).state == before, f"{system_id}: undo took back more or less than {declaration}"
+        words = [e for e in service.events_since(battle_id, reply["v"] - 1) if e["type"] == "battle.undone"][-1]
+        assert words["text"] == f"The GM took back “{name}”."
+    # and forward again the same way: the same faces, step by step (AD&D's states hold the time of
+    # each declaration, so the states past the first may differ in that alone)
+    assert service.battle(battle_id).state == made[0][1]
+    for declaration, _before, faces, _name in made:
+        battle = service.battle(battle_id)
+        reply = ack(gm, "declare", {"battle_id": battle_id, "expected_v": battle.version, "declaration": declaration})
+        assert reply["ok"], reply
+        said = [e for e in service.events_since(battle_id, battle.version) if e["v"] == reply["v"]]
+        assert [r["faces"] for e in said for r in e.get("rolls") or []] == faces, f"{system_id}: {declaration} rolled again"
+    if service.battle(battle_id).status != "ended":
+        assert ack(gm, "battle_end", {"battle_id": battle_id})["ok"]
+    verdict = verify_document(json.loads(json.dumps(export_battle(service, battle_id))))
+    assert verdict.ok, verdict.message
+    assert replay_battle(service, battle_id).ok

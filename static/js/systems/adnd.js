@@ -399,7 +399,9 @@ export function render(root, view, ctx) {
     return [
       h("section", { class: "ad-card ad-mine", dataset: { testid: "my-combatants", region: "mine" }, "aria-label": "Your combatants" }, cards),
       h("section", { class: "ad-card", dataset: { testid: "my-results" } }, h("h2", {}, "What happened to yours"),
-        events.length ? h("ul", { class: "ad-results" }, events.map((e) => h("li", {}, e.text))) : h("p", { class: "muted" }, "Nothing yet.")),
+        events.length ? h("ul", { class: "ad-results" }, events.map((e) => (ctx.undone && ctx.undone.has(e.v)
+          ? h("li", { dataset: { undone: "true" } }, h("span", { class: "undone-tag" }, "undone"), " ", h("s", { class: "undone-text" }, e.text))
+          : h("li", {}, e.text)))) : h("p", { class: "muted" }, "Nothing yet.")),
     ];
   }
 

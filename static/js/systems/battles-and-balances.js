@@ -395,7 +395,8 @@ export function render(root, view, ctx) {
 
   // ---------------------------------------------------------------------------------------
   function lastRolls() {
-    const events = (ctx.events || []).filter((e) => e.rolls && e.rolls.length);
+    // (a step the GM took back rolled dice that no longer count)
+    const events = (ctx.events || []).filter((e) => e.rolls && e.rolls.length && !(ctx.undone && ctx.undone.has(e.v)));
     if (!events.length) return null;
     const lastV = events[events.length - 1].v;
     const recent = events.filter((e) => e.v === lastV);
