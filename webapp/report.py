@@ -23,6 +23,7 @@ from sqlmodel import col, select
 from rules import get_system
 from rules import report as rules_report
 from rules.core import PUBLIC, Viewer, event_for
+from rules.fair import undone_versions
 
 from .models import BattleEvent, BattleSnapshot, GameTable
 from .service import BattleService, NotFound
@@ -76,16 +77,21 @@ def dice_record(battle: Any, rows: list[Any]) -> dict[str, Any]:
     }
 
 
-def _chain(snapshots: dict[int, BattleSnapshot], last: int) -> list[int]:
-    """The versions the battle really went through to ``last`` (an undo's target's steps dropped)."""
-    versions: list[int] = []
-    seen: set[int] = set()
-    cursor: int | None = last
-    while cursor is not None and cursor in snapshots and cursor not in seen:
-        seen.add(cursor)
-        versions.append(cursor)
-        cursor = snapshots[cursor].prev_version
-    return list(reversed(versions))
+def _path(versions: list[int], rows: list[Any]) -> list[int]:
+    """The versions the battle really went through, in order: every version but the steps an undo
+    took back and the undos themselves (a step taken back and made again is there once, as made again).
+
+    >>> rows = [type("Row", (), {"version": 4, "type": "battle.undone", "payload": {"data": {"step": 3}}})()]
+    >>> _path([1, 2, 3, 4, 5], rows)
+    [1, 2, 5]
+    """
+    said: dict[int, list[dict[str, Any]]] = {}
+    for row in rows:
+        if row.type in ("battle.undone", "dice.entropy"):
+            said.setdefault(row.version, []).append({"type": row.type, **row.payload})
+    taken = undone_versions(said)
+    undos = {v for v, evs in said.items() if any(e["type"] == "battle.undone" for e in evs)}
+    return [v for v in sorted(versions) if v not in taken and v not in undos]
 
 
 def build_report(service: BattleService, battle_id: Any, *, gm: bool) -> dict[str, Any]:
@@ -103,7 +109,7 @@ def build_report(service: BattleService, battle_id: Any, *, gm: bool) -> dict[st
         rows = s.exec(
             select(BattleEvent).where(BattleEvent.battle_id == battle.id).order_by(col(BattleEvent.version), col(BattleEvent.index))
         ).all()
-    chain = _chain(snapshots, battle.version) or sorted(snapshots)
+    chain = _path(list(snapshots), list(rows)) or sorted(snapshots)
     on_chain = set(chain)
     events = []
     for row in rows:

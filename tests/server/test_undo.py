@@ -24,6 +24,7 @@ from webapp import cli
 from webapp.app import socketio
 from webapp.export import export_battle, import_document, load_document
 from webapp.replay import replay_battle
+from webapp.report import build_report
 from webapp.verify import verify_document
 
 SYSTEM_IDS = [system.id for system in available_systems()]
@@ -220,7 +221,11 @@ def test_undo_after_the_end_and_the_committed_seed_still_proves_every_die(app: A
     assert any(entry["step"] < new_steps <= reseeded < entry["version"] for entry in redone), "a step made again after the end: its revealed dice"
     assert any(entry["step"] >= new_steps for entry in doc["dice"]["draws"]), "the steps never rolled before: the new seed's dice"
     undone = [c["version"] for c in doc["commands"] if c["undone"]]
-    assert len(undone) == len([c for c in doc["commands"] if c["declaration"]["type"] == "undo"])
+    undos = [c["version"] for c in doc["commands"] if c["declaration"]["type"] == "undo"]
+    assert len(undone) == len(undos)
+    # the report tells the battle as it went: without the steps taken back, nor the undos
+    report = build_report(duel.service, duel.battle_id, gm=True)
+    assert report["versions"] == doc["battle"]["version"] - len(undone) - len(undos)
     path = tmp_path / "battle.json"
     path.write_text(json.dumps(doc))
     run = subprocess.run([sys.executable, "-I", str(SCRIPT), str(path)], capture_output=True, text=True, timeout=120)
