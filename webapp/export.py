@@ -268,7 +268,7 @@ def import_document(service: BattleService, doc: dict[str, Any], *, library: Any
         conn = s.connection()
         conn.execute(BattleSnapshot.__table__.insert(), [  # type: ignore[attr-defined]
             {"battle_id": battle.id, "version": step.version, "state": step.state, "prev_version": step.prev_version,
-             "checkpoint": step.checkpoint} for step in steps])
+             "checkpoint": step.checkpoint, "dice_step": step.at_step} for step in steps])
         rows = [row for step in steps for row in event_rows(battle.id, step.version, step.events, at)]
         if rows:
             conn.execute(BattleEvent.__table__.insert(), rows)  # type: ignore[attr-defined]
