@@ -335,7 +335,7 @@ class RuleSystem:
     - :meth:`setup` to start a battle from a lineup;
     - :meth:`authorize` then :meth:`apply` for each declaration;
     - :meth:`view_for` for each viewer's projection (with ``legal``: what that viewer may declare now);
-    - :meth:`is_checkpoint` to find where "undo" goes back to; :meth:`outcome` to know it ended.
+    - :meth:`is_checkpoint` to mark the start of a turn or round in the log; :meth:`outcome` to know it ended.
     """
 
     id: ClassVar[str] = ""
@@ -446,7 +446,8 @@ class RuleSystem:
         return state.get("outcome")
 
     def is_checkpoint(self, state: State) -> bool:
-        """True where "undo" may land: the start of a turn or round, before anyone declared."""
+        """True at the start of a turn or round, before anyone declared (kept with each version: an
+        undo saved before undo took back one step went back to the last such state)."""
         return True
 
     def odds(self, state: State, viewer: Viewer, declaration: Mapping[str, Any]) -> dict[str, Any]:

@@ -47,7 +47,7 @@ from rules import (
     get_system,
 )
 from rules import physical as physical_dice
-from rules.core import clone, event_for, reaches_only_the_gm
+from rules.core import clone, event_for
 from rules.core import event as make_event
 from rules.dice import mix_entropy
 from rules.fair import (
@@ -59,6 +59,7 @@ from rules.fair import (
     ended_by_gm,
     entropy_declaration,
     entropy_event,
+    secret_step,
     seed_at,
     seeds_by_step,
     step_lines,
@@ -197,8 +198,9 @@ StepFunction = Callable[[BattleRecord, Any, dict[str, Any], int, int], tuple[dic
 
 def gm_secret(actor: str, events: list[dict[str, Any]], state: Mapping[str, Any]) -> bool:
     """Whether a command is a GM's secret: the GM's, and none of its events (it has some) reaches
-    anyone but the GM. The players' and spectators' pages are told nothing of it."""
-    return actor == "gm" and bool(events) and all(reaches_only_the_gm(ev, state) for ev in events)
+    anyone but the GM. The players' and spectators' pages are told nothing of it (nor of its undo:
+    :func:`rules.fair.undone_event` asks the same)."""
+    return secret_step(actor, events, state)
 
 
 def _token() -> str:
