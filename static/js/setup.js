@@ -41,12 +41,13 @@ export function renderControls(root, table, state, ctx) {
   // whom keeps the open list and the focus while the battle goes on (and a mass battle's update does
   // not lay out a list per unit again)
   const key = JSON.stringify([
-    Boolean(state.view), state.status, state.battleId, step ? [step.v, step.name, step.lines] : null,
+    Boolean(state.view), state.status, state.battleId,
     combatants.map(([id, c]) => [id, c.name, controllerValue(c)]),
     (table.seats || []).map((s) => [s.id, s.name]),
     table.slug, table.name, table.roster_id, (table.rosters || []).map((r) => [r.id, r.name]),
   ]);
-  if (root.__controlsKey === key && root.firstChild) return;
+  root.__undoStep = step; // (what the undo button takes back when clicked: the newest the server named)
+  if (root.__controlsKey === key && root.firstChild) { drawUndoStep(root, step); return; }
   root.__controlsKey = key;
   replace(root,
     h("h2", {}, "Battle"),
@@ -54,10 +55,9 @@ export function renderControls(root, table, state, ctx) {
       "Build the lineup and start one from the Lineup tab.",
       button("Go to the lineup", () => ctx.showTab("lineup"), { class: "link-button" })) : null,
     state.view ? h("div", { class: "undo-group" },
-      button("Undo last step", () => { if (step && confirm(undoQuestion(step))) send("undo"); },
-        { class: "big", dataset: { testid: "undo" }, "aria-describedby": "undo-step", disabled: !step }),
-      h("p", { class: "undo-step muted", id: "undo-step", dataset: { testid: "undo-step" } },
-        step ? ["Takes back ", h("q", {}, step.name)] : "Nothing to undo: the battle is at its start.")) : null,
+      button("Undo last step", () => { const last = root.__undoStep; if (last && confirm(undoQuestion(last))) send("undo"); },
+        { class: "big", dataset: { testid: "undo" }, "aria-describedby": "undo-step" }),
+      h("p", { class: "undo-step muted", id: "undo-step", dataset: { testid: "undo-step" } })) : null,
     h("div", { class: "button-row" },
       running ? button("End battle", () => { if (confirm("End this battle?")) send("battle_end"); }, { class: "big danger", dataset: { testid: "end-battle" } }) : null,
       state.view ? button("Restart", () => { if (confirm("Start the battle again from the lineup?")) send("battle_restart"); }, { class: "big", dataset: { testid: "restart-battle" } }) : null,
@@ -75,11 +75,25 @@ export function renderControls(root, table, state, ctx) {
           },
         })))) : null,
   );
+  drawUndoStep(root, step);
   const details = root.querySelector(".assignments");
   if (details) details.addEventListener("toggle", () => { assignmentsOpen = details.open; });
 }
 
 let assignmentsOpen = true;
+
+// The undo button and the step it takes back, written in place at every update (the rest of the
+// controls is drawn again only when what it shows changes: a GM choosing who plays whom keeps the focus).
+function drawUndoStep(root, step) {
+  const undo = root.querySelector("[data-testid=undo]");
+  const said = root.querySelector("[data-testid=undo-step]");
+  if (!undo || !said) return;
+  undo.disabled = !step;
+  const key = step ? `${step.v}|${step.name}` : "";
+  if (said.__key === key) return;
+  said.__key = key;
+  replace(said, step ? ["Takes back ", h("q", {}, step.name)] : "Nothing to undo: the battle is at its start.");
+}
 
 // "Undo “Fighter hits Gnoll: 16 against 12 needed, 6 damage”?", and every line of that step
 function undoQuestion(step) {
