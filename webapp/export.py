@@ -88,14 +88,17 @@ def export_battle(service: BattleService, battle_id: int, *, public: bool = Fals
     ended = battle.status == "ended"
     epochs = seed_epochs(by_version, battle.seed)
     first_steps = epoch_steps(by_version)
-    seeds = [{"version": v, "step": first_steps.get(v, v), "commitment": commitment(seed), "seed": seed if ended or seed != battle.seed else None}
-             for v, seed in sorted(epochs.items())]
+    # (a seed's first step, and a command's step, only where it is not the version: an export of a
+    # battle without undos reads as it always did)
+    seeds = [{"version": v, **({"step": first_steps[v]} if first_steps.get(v, v) != v else {}), "commitment": commitment(seed),
+              "seed": seed if ended or seed != battle.seed else None} for v, seed in sorted(epochs.items())]
     draws: list[dict[str, Any]] = []
     if ended:  # every die drawn, version by version, as the seed gives them
         try:
             for step in reapply(battle.system_id, epochs, battle.setup, first.state if first else {}, commands):
                 if step.draws:  # (the step whose dice they are: a step taken back and made again rolls them again)
-                    draws.append({"version": step.version, "step": step.rolled or step.version, "draws": step.draws})
+                    rolled = step.rolled or step.version
+                    draws.append({"version": step.version, **({"step": rolled} if rolled != step.version else {}), "draws": step.draws})
         except (Mismatch, RulesError):
             pass  # the verifier will say where; the export still carries the log
     doc = {

@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import json
 import random
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,23 +20,22 @@ from sqlmodel import col, select
 
 from rules import Viewer, available_systems, get_system
 from rules.fair import step_name
-from tests.conftest import Table, duel_lineup
+from tests.conftest import Table, duel_lineup, make_app
 from tests.server.test_leaks import FIGHTING, declaration_from, lineup_for
 from tests.server.test_sockets import without_menus
 from webapp import cli
 from webapp.app import socketio
 from webapp.export import export_battle, import_document, load_document
-from webapp.models import BattleSnapshot
+from webapp.models import Battle, BattleCommand, BattleSnapshot
 from webapp.replay import replay_battle
 from webapp.report import build_report
-from webapp.verify import verify_document
+from webapp.verify import AUTHORITY_COMMANDS, verify_document, viewer_of
 
 SYSTEM_IDS = [system.id for system in available_systems()]
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "static" / "verify_dice.py"
-#: a battle exported by the board before undo took back one step (undo to the last checkpoint, each
-#: command's dice by its version): one of its undos took the end back, so it has two seeds
-OLD_EXPORT = Path(__file__).parent / "data" / "undo-before-steps.json"
+#: a database the board wrote before undo took back one step (docs/fixtures.md)
+OLD_DATABASE = ROOT / "tests" / "fixtures" / "pre_renovation" / "battleboard.sqlite3"
 
 
 def ack(client: Any, event: str, payload: dict[str, Any]) -> dict[str, Any]:
@@ -227,11 +227,13 @@ def test_undo_after_the_end_and_the_committed_seed_still_proves_every_die(app: A
     verdict = verify_document(doc)
     assert verdict.ok, verdict.message
     assert len(doc["dice"]["seeds"]) == 3 and all(epoch["seed"] for epoch in doc["dice"]["seeds"])
-    redone = [entry for entry in doc["dice"]["draws"] if entry["step"] != entry["version"]]
+    step = {entry["version"]: entry.get("step", entry["version"]) for entry in doc["dice"]["draws"]}  # (absent: the version)
+    redone = [version for version in step if step[version] != version]
     assert redone, "the steps made again say whose dice they rolled"
-    reseeded, new_steps = doc["dice"]["seeds"][1]["version"], doc["dice"]["seeds"][1]["step"]
-    assert any(entry["step"] < new_steps <= reseeded < entry["version"] for entry in redone), "a step made again after the end: its revealed dice"
-    assert any(entry["step"] >= new_steps for entry in doc["dice"]["draws"]), "the steps never rolled before: the new seed's dice"
+    reseeded = doc["dice"]["seeds"][1]["version"]
+    new_steps = doc["dice"]["seeds"][1].get("step", reseeded)
+    assert any(step[v] < new_steps <= reseeded < v for v in redone), "a step made again after the end: its revealed dice"
+    assert any(step[v] >= new_steps for v in step), "the steps never rolled before: the new seed's dice"
     undone = [c["version"] for c in doc["commands"] if c["undone"]]
     undos = [c["version"] for c in doc["commands"] if c["declaration"]["type"] == "undo"]
     assert len(undone) == len(undos)
@@ -250,26 +252,42 @@ def test_undo_after_the_end_and_the_committed_seed_still_proves_every_die(app: A
     # the file tampered with: a step claimed to roll another step's dice is caught
     for where in ("draws", "seeds"):
         forged = json.loads(json.dumps(doc))
-        forged["dice"][where][-1]["step"] += 1
+        entry = forged["dice"][where][-1]
+        entry["step"] = entry.get("step", entry["version"]) + 1
         assert not verify_document(forged).ok, where
 
 
-def test_a_battle_exported_before_undo_took_back_one_step_still_verifies(app: Any, tmp_path: Path) -> None:
-    raw = OLD_EXPORT.read_bytes()
-    doc = load_document(raw)
-    assert any(c["declaration"] == {"type": "undo"} for c in doc["commands"]), "undos of the old kind"
-    assert len(doc["dice"]["seeds"]) == 2 and all("step" not in entry for entry in doc["dice"]["draws"])
-    verdict = verify_document(doc)
-    assert verdict.ok, verdict.message
-    run = subprocess.run([sys.executable, "-I", str(SCRIPT), str(OLD_EXPORT)], capture_output=True, text=True, timeout=120)
-    assert run.returncode == 0, run.stdout + run.stderr
-    # imported, its log replays, and its undone commands are those the old undos took back
+def test_a_running_battle_of_the_board_before_undos_one_step_and_rolls_it_again_the_same(tmp_path: Path) -> None:
+    """The database the board wrote before undo took back one step (its versions stand at their own
+    step, its undos went back to a checkpoint): each running battle's last step is taken back, and
+    made again the same way it rolls the faces it rolled then."""
+    copy = tmp_path / "battleboard.sqlite3"
+    shutil.copyfile(OLD_DATABASE, copy)
+    app = make_app(tmp_path, database_url=f"sqlite:///{copy}")
     service = app.extensions["battleboard"].service
-    _table, battle_id = import_document(service, doc)
-    assert replay_battle(service, battle_id).ok
-    again = json.loads(json.dumps(export_battle(service, battle_id)))
-    assert [c["undone"] for c in again["commands"]] == [c["undone"] for c in doc["commands"]]
-    assert verify_document(again).ok
+    try:
+        with service.session() as s:
+            running = [b for b in s.exec(select(Battle).order_by(col(Battle.id))) if b.status == "active"]
+        redone = 0
+        for battle in running:
+            offer = service.undo_offer(battle.id, battle.version)
+            assert offer is not None, battle.system_id
+            with service.session() as s:
+                command = s.exec(select(BattleCommand).where(BattleCommand.battle_id == battle.id, BattleCommand.version == offer["v"])).one()
+            rolled = [r["faces"] for e in service.events_since(battle.id, offer["v"] - 1) if e["v"] == offer["v"] for r in e.get("rolls") or []]
+            before = service.battle(battle.id)
+            result = service.undo(battle.id, Viewer.gm(), expected_v=before.version)
+            assert [e["data"] for e in result.events if e["type"] == "battle.undone"] == [{"step": offer["v"]}]
+            if command.declaration.get("type") in AUTHORITY_COMMANDS or command.declaration.get("type") == "dice_enter":
+                continue
+            again = service.declare(battle.id, viewer_of(command.actor), {k: v for k, v in command.declaration.items() if k != "at"},
+                                    actor=command.actor, expected_v=result.version)
+            assert [r["faces"] for e in again.events for r in e.get("rolls") or []] == rolled, battle.system_id
+            redone += bool(rolled)
+            assert replay_battle(service, battle.id).ok
+        assert running and redone, "a running battle whose last step rolled dice"
+    finally:
+        service.engine.dispose()
 
 
 # --- who may undo, and what there is to undo ------------------------------------------------------
