@@ -5,11 +5,15 @@ from __future__ import annotations
 import _thread
 import sqlite3
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
-from sqlalchemy import event, inspect, text
-from sqlalchemy.engine import Engine
-from sqlalchemy.exc import IntegrityError, ProgrammingError
-from sqlmodel import SQLModel, create_engine
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import event, text
+from sqlalchemy.engine import Connection, Engine
+from sqlmodel import create_engine
 
 from . import (
     models,  # noqa: F401  (registers the tables)
@@ -105,42 +109,67 @@ def checkpoint_in_background(engine: Engine, every_seconds: float = 0.25) -> boo
     return True
 
 
-#: columns added after their table was first made: table, column, and its SQL type with the value
-#: the rows already there get (every roster was shared by every table before libraries, so the old
-#: rows share one library)
-ADDED_COLUMNS = (
-    ("game_table", "library", "VARCHAR(64) NOT NULL DEFAULT 'shared'"),
-    ("roster", "library", "VARCHAR(64) NOT NULL DEFAULT 'shared'"),
-    ("game_table", "display", "JSON"),
-    ("game_table", "board", "JSON"),
-    ("game_table", "roster_id", "INTEGER"),
-    ("battle", "mix", "VARCHAR(64) NOT NULL DEFAULT ''"),
-    ("battle", "setup", "JSON"),
-    ("battle", "shareable", "BOOLEAN NOT NULL DEFAULT FALSE"),
-    ("battle", "public_version", "INTEGER"),
-    ("battle_snapshot", "dice_step", "INTEGER"),
-)
+#: the folder of the migrations (Alembic's script directory): docs/migrations.md says how to add one
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+
+#: the PostgreSQL advisory lock a process holds while it migrates ("battlebd" in ASCII): any number
+#: stays as long as every process of the board takes the same
+MIGRATION_LOCK = 0x626174746C656264
 
 
-def _add_missing_columns(engine: Engine) -> None:
-    """Bring a database made by an earlier version up to date (create_all makes only missing tables)."""
-    inspector = inspect(engine)
-    for table, column, sql in ADDED_COLUMNS:
-        if column not in {c["name"] for c in inspector.get_columns(table)}:
-            with engine.begin() as conn:
-                conn.execute(text(f"ALTER TABLE {table} ADD COLUMN {column} {sql}"))
+def alembic_config(scripts: Path = MIGRATIONS) -> Config:
+    """Alembic's configuration for the board's migrations (no ``alembic.ini`` needed)."""
+    config = Config()
+    config.set_main_option("script_location", str(scripts))
+    return config
+
+
+@contextmanager
+def migration_connection(engine: Engine) -> Iterator[Connection]:
+    """A connection in a transaction that one process at a time holds: several processes starting
+    at once (gunicorn workers, a second server) migrate one after the other, and each later one finds
+    the database already at the head.
+
+    PostgreSQL: a transaction-scoped advisory lock, the migrations in the same transaction (its DDL is
+    transactional: all of them or none). SQLite: ``BEGIN IMMEDIATE`` takes the file's write lock
+    before anything is read (another process waits for it, as long as the engine's busy timeout), and
+    the migrations run in that transaction; foreign keys are not enforced meanwhile, as a batch
+    migration must drop and recreate a table others refer to (Alembic's batch documentation)."""
+    with engine.connect() as connection:
+        if connection.dialect.name == "sqlite":
+            connection.exec_driver_sql("PRAGMA foreign_keys=OFF")  # outside a transaction, or it does nothing
+            connection.commit()
+            try:
+                connection.exec_driver_sql("BEGIN IMMEDIATE")
+                yield connection
+                connection.commit()
+            except BaseException:
+                connection.rollback()
+                raise
+            finally:
+                try:
+                    connection.exec_driver_sql("PRAGMA foreign_keys=ON")
+                    connection.commit()
+                except Exception:  # noqa: BLE001  (never back to the pool without its foreign keys)
+                    connection.invalidate()
+            return
+        with connection.begin():
+            if connection.dialect.name == "postgresql":
+                connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
+            yield connection
+
+
+def migrate(engine: Engine, revision: str = "head", *, scripts: Path = MIGRATIONS) -> None:
+    """Bring the database to ``revision`` (the newest by default) with the migrations in
+    webapp/migrations/versions: a new database gets every table, one written by an earlier version
+    gets what it lacks, one already there is left as it is. A migration that fails leaves the
+    database as it was (one transaction), and the next start tries again."""
+    config = alembic_config(scripts)
+    with migration_connection(engine) as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, revision)
 
 
 def create_tables(engine: Engine) -> None:
-    """Create the tables that are missing, and the columns a database of an earlier version lacks.
-    Two processes starting at once on PostgreSQL may race on the catalogue; the loser waits a moment
-    and looks again."""
-    for attempt in range(5):
-        try:
-            SQLModel.metadata.create_all(engine)
-            _add_missing_columns(engine)
-            return
-        except (IntegrityError, ProgrammingError):
-            if attempt == 4:
-                raise
-            time.sleep(0.2 * (attempt + 1))
+    """The start-up's step for the database: :func:`migrate` to the newest schema."""
+    migrate(engine)

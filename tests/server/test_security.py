@@ -375,6 +375,7 @@ def test_a_database_from_before_roster_libraries_is_brought_up_to_date(tmp_path:
         for table in ("game_table", "roster"):
             conn.execute(sa.text(f"DROP INDEX ix_{table}_library"))
             conn.execute(sa.text(f"ALTER TABLE {table} DROP COLUMN library"))
+        conn.execute(sa.text("DROP TABLE alembic_version"))  # and from before the migrations
         conn.execute(sa.text("INSERT INTO game_table (slug, name, system_id, join_code, gm_token, lineup, options, gm_notes, created_at) "
                              "VALUES ('old', 'Old table', 'phantoms-bane', 'OLDCDE', 'old-gm-key', '[]', '{}', '', '2026-01-01')"))
         conn.execute(sa.text("INSERT INTO roster (name, system_id, created_at) VALUES ('Old roster', 'phantoms-bane', '2026-01-01')"))
