@@ -88,9 +88,9 @@ def row_counts(engine: Engine) -> dict[str, int]:
         }
 
 
-@pytest.fixture
-def steps_run(caplog: pytest.LogCaptureFixture) -> Any:
-    """The revisions the migrations ran since the test began (from Alembic's log), in order."""
+def alembic_steps(caplog: pytest.LogCaptureFixture) -> Any:
+    """A function: the revisions the migrations ran since the start or ``.clear()`` (from Alembic's
+    log), in order."""
     caplog.set_level(logging.INFO, logger="alembic.runtime.migration")
 
     def steps() -> list[str]:
@@ -99,6 +99,11 @@ def steps_run(caplog: pytest.LogCaptureFixture) -> Any:
 
     steps.clear = caplog.clear  # type: ignore[attr-defined]
     return steps
+
+
+@pytest.fixture
+def steps_run(caplog: pytest.LogCaptureFixture) -> Any:
+    return alembic_steps(caplog)
 
 
 def replay_every_battle(service: Any) -> list[Battle]:
