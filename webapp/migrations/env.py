@@ -8,9 +8,13 @@ else the instance folder's file), under the same lock.
 
 from __future__ import annotations
 
+import logging
+from typing import Any
+
 from alembic import context
 from sqlalchemy.engine import Connection
 from sqlmodel import SQLModel
+from sqlmodel.sql.sqltypes import AutoString, UTCDateTime
 
 from webapp import models  # noqa: F401  (registers the tables)
 from webapp.config import load_config
@@ -19,11 +23,22 @@ from webapp.db import make_engine, migration_connection
 config = context.config
 
 
+def render_item(kind: str, item: Any, _context: Any) -> str | bool:
+    """Autogenerate writes SQLModel's column types as the plain SQLAlchemy types they store, so a
+    migration needs no import of SQLModel and keeps its meaning if SQLModel's types change."""
+    if kind == "type" and isinstance(item, AutoString):
+        return f"sa.String(length={item.length!r})"
+    if kind == "type" and isinstance(item, UTCDateTime):
+        return "sa.DateTime(timezone=True)"
+    return False
+
+
 def run_migrations(connection: Connection) -> None:
     context.configure(
         connection=connection,
         target_metadata=SQLModel.metadata,
         render_as_batch=True,  # autogenerate writes batch_alter_table: the same file runs on SQLite and PostgreSQL
+        render_item=render_item,
         compare_type=True,
     )
     with context.begin_transaction():
@@ -36,7 +51,9 @@ if context.is_offline_mode():
 shared = config.attributes.get("connection")
 if shared is not None:
     run_migrations(shared)
-else:
+else:  # Alembic's command line: say what it does
+    logging.basicConfig(format="%(message)s")
+    logging.getLogger("alembic.runtime.migration").setLevel(logging.INFO)
     engine = make_engine(load_config().finish().database_url)
     try:
         with migration_connection(engine) as connection:
