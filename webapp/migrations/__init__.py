@@ -2,8 +2,9 @@
 order at start-up by :func:`webapp.db.migrate`. docs/migrations.md says how to add one.
 
 Databases made before the migrations existed already have some or all of what the first ones make,
-so those steps look before they act: the helpers below create a table, a column or an index only
-where it is missing. A migration added later may assume the database is at its predecessor.
+so those steps look before they act: the baseline creates a table only where it is missing
+(``create_all``, which checks first), and the helpers below add a column or an index only where it
+is missing. A migration added later may assume the database is at its predecessor.
 """
 
 from __future__ import annotations
@@ -14,25 +15,12 @@ import sqlalchemy as sa
 from alembic import op
 
 
-def has_table(table: str) -> bool:
-    return sa.inspect(op.get_bind()).has_table(table)
-
-
 def has_column(table: str, column: str) -> bool:
     return column in {c["name"] for c in sa.inspect(op.get_bind()).get_columns(table)}
 
 
 def has_index(table: str, index: str) -> bool:
     return index in {i["name"] for i in sa.inspect(op.get_bind()).get_indexes(table)}
-
-
-def create_table_if_missing(table: str, *columns: Any, indexes: tuple[tuple[str, list[str], bool], ...] = ()) -> None:
-    """The table with its indexes (name, columns, unique), unless a table of that name is there."""
-    if has_table(table):
-        return
-    op.create_table(table, *columns)
-    for name, on, unique in indexes:
-        op.create_index(name, table, on, unique=unique)
 
 
 def add_column_if_missing(table: str, column: sa.Column[Any]) -> None:
