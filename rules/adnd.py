@@ -473,6 +473,8 @@ class AdndDemonIdol(RuleSystem):
         "resume_clock", "roll_initiative", "resolve_next", "resolve_all", "bleed", "next_round",
         "end_encounter", "finish", "move", "set_scale", "first_aid", "set_hp", "set_blocked",
     })
+    #: the declaration clock reads when each declaration arrived (its ``at``)
+    needs_now = True
     min_combatants = 2
     max_combatants = 40
     sides = ("A", "B")

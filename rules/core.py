@@ -349,6 +349,11 @@ class RuleSystem:
     #: the server applies it instead of refusing it as out of date. A system lists a type here only
     #: if nothing can resolve before the combatant's own declaration is in.
     simultaneous_declarations: ClassVar[frozenset[str]] = frozenset()
+    #: declaration types still accepted once the battle has ended (Battles&Balances' checks and tools)
+    declarations_after_end: ClassVar[frozenset[str]] = frozenset()
+    #: whether the system reads when a declaration arrived (its ``at``, seconds: AD&D's declaration
+    #: clock); the others get their declarations without it (rules/engine.py)
+    needs_now: ClassVar[bool] = False
     #: lineup limits
     min_combatants: ClassVar[int] = 2
     max_combatants: ClassVar[int] = 64

@@ -27,7 +27,6 @@ The derivation, exactly (all text is UTF-8, all hashes are SHA-256 in lowercase 
 
 from __future__ import annotations
 
-import copy
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -129,10 +128,10 @@ def entropy_event(seat: str, client_seed: str) -> dict[str, Any]:
 
 
 def ended_by_gm(state: Mapping[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The GM's "end the battle": the state ended with no winner, and its event."""
-    new_state = copy.deepcopy(dict(state))
-    new_state["status"] = "ended"
-    new_state["outcome"] = {"reason": "ended by the GM", "winner": None, "text": "The GM ended the battle."}
+    """The GM's "end the battle": the state ended with no winner, and its event (the new state shares
+    all but its status and outcome with ``state``: :func:`rules.engine.step` gives it its own copy)."""
+    new_state = {**state, "status": "ended",
+                 "outcome": {"reason": "ended by the GM", "winner": None, "text": "The GM ended the battle."}}
     return new_state, [event("battle.ended", "The GM ended the battle.", reason="ended by the GM")]
 
 

@@ -248,27 +248,34 @@ class _Roller:
 def apply_declaration(
     system: Any, state: State, declaration: Mapping[str, Any], viewer: Viewer, base: DiceSource,
     entries: Sequence[Mapping[str, Any]] = (), *, board: Mapping[str, Any] | None = None,
+    work: State | None = None,
 ) -> tuple[State, list[dict[str, Any]]]:
     """``system.apply`` with the battle's physical rolls taken from ``entries``.
 
     When a physical roll has no entry, the answer is ``state`` with the declaration pending (what to
     roll, for whom; ``board``: what the caller needs to make the same board dice again when the faces
-    come, e.g. the version and seed mix of this command) and one event saying what the battle waits for. A battle without physical dice is applied unwrapped."""
+    come, e.g. the version and seed mix of this command) and one event saying what the battle waits for. A battle without physical dice is applied unwrapped.
+
+    ``work``: a copy of ``state`` the system may change (the engine's); without it one is made here.
+    ``state`` itself is never changed."""
     if not active(state):
-        new_state, events = system.apply(state, declaration, viewer, base)
+        new_state, events = system.apply(state if work is None else work, declaration, viewer, base)
         return new_state, list(events)
     found = settings(state)
     if found["pending"] is not None:
         raise IllegalDeclaration(f"the battle waits for dice: {found['pending']['need']['notation']} from "
                                  f"{found['pending']['need']['roller_name']}")
     calm = {**found, "pending": None}
-    before = clone({**state, "physical": calm})  # the system may change its copy before it stops
+    before = {**state, "physical": calm}  # who rolls physically is read from here, never changed
+    # the system may change its copy before it stops
+    scratch = clone(before) if work is None else {**work, "physical": clone(calm)}
     dice = PhysicalDice(base, before, entries)
     try:
-        new_state, events = system.apply(before, declaration, viewer, dice)
+        new_state, events = system.apply(scratch, declaration, viewer, dice)
     except DiceNeeded as needed:
         need = needed.need
-        waiting = {**state, "physical": {**calm, "pending": {
+        kept = state if work is None else clone(state)  # the state returned shares nothing with the one given
+        waiting = {**kept, "physical": {**calm, "pending": {
             "declaration": dict(declaration), "viewer": {"role": viewer.role, "seat": viewer.seat},
             "board": dict(board or {}), "entries": [dict(e) for e in entries], "need": need,
         }}}
@@ -293,16 +300,19 @@ def _marked(ev: dict[str, Any]) -> dict[str, Any]:
     return ev
 
 
-def resume(system: Any, state: State, entry: Mapping[str, Any], base: DiceSource) -> tuple[State, list[dict[str, Any]]]:
+def resume(system: Any, state: State, entry: Mapping[str, Any], base: DiceSource, *,
+           work: State | None = None) -> tuple[State, list[dict[str, Any]]]:
     """Re-apply the pending declaration with one more typed entry (``base``: the board's dice of the
-    command that first asked, made from ``pending(state)["board"]``)."""
+    command that first asked, made from ``pending(state)["board"]``; ``work``: as for
+    :func:`apply_declaration`)."""
     waiting = pending(state)
     if waiting is None:
         raise IllegalDeclaration("no roll is due: there is nothing to type in")
     calm = {**state, "physical": {**settings(state), "pending": None}}
+    calm_work = None if work is None else {**work, "physical": {**settings(work), "pending": None}}
     viewer = Viewer(waiting["viewer"]["role"], waiting["viewer"].get("seat"))
     entries = [*waiting["entries"], dict(entry)]
-    return apply_declaration(system, calm, waiting["declaration"], viewer, base, entries, board=waiting["board"])
+    return apply_declaration(system, calm, waiting["declaration"], viewer, base, entries, board=waiting["board"], work=calm_work)
 
 
 def board_entry(state: Mapping[str, Any], dice: DiceSource) -> dict[str, Any]:
@@ -378,31 +388,3 @@ def dice_view(state: Mapping[str, Any], viewer: Viewer) -> dict[str, Any] | None
                        modifier=need["modifier"], prompt=f"Roll {need['notation']} for {need['purpose']}")
         view["due"] = due
     return view
-
-
-#: the commands of physical dice as the service records them: typed faces, the GM's switch
-COMMANDS = frozenset({"dice_enter", "dice_physical"})
-
-
-def replay_command(system: Any, before: State, declaration: Mapping[str, Any], viewer: Viewer, dice: DiceSource, *,
-                   version: int, mix: str, make_dice: Any) -> tuple[State, list[dict[str, Any]]]:
-    """Re-apply one stored command as the service applied it, for replay and verification.
-
-    ``dice``: the command's own dice; ``version`` and ``mix``: its version and the client seeds' mix
-    before it; ``make_dice(mix, version)``: the board's dice of any command (rules.fair.command_dice).
-    Typed faces resume the pending declaration with the board's dice of the command that first asked,
-    a switch changes one combatant, and a declaration in a battle with physical dice may stop to wait."""
-    kind = declaration.get("type")
-    board = {"version": version, "mix": mix or ""}
-    if kind == "dice_enter":
-        waiting = pending(before)
-        if waiting is None:
-            raise IllegalDeclaration("typed faces where no roll was due")
-        kept = waiting.get("board") or {}
-        return resume(system, before, declaration["entry"], make_dice(kept.get("mix", ""), int(kept.get("version", 0))))
-    if kind == "dice_physical":
-        return switch(before, declaration.get("combatant"), declaration.get("physical"))
-    if active(before):
-        return apply_declaration(system, before, declaration, viewer, dice, board=board)
-    new_state, events = system.apply(before, declaration, viewer, dice)
-    return new_state, list(events)

@@ -7,7 +7,8 @@ Every command follows the same path (boardgame.io's master, lichess's round acto
    this process knows, because it wrote it or another process's queue message brought it, is taken
    as it is kept, unread: the compare-and-set in step 4 catches a battle moved on meanwhile, and the
    command then starts again from a fresh read);
-3. let the rule system authorise and apply the declaration with a fresh derived dice seed;
+3. run the command's step with the dice derived for it (:func:`rules.engine.step`, the code the
+   verifier re-applies the log with; undo and client seeds, which read the log, are worked out here);
 4. write the new snapshot with a compare-and-set on the version, the events and the command record;
 5. commit, then hand the result to the broadcaster, which sends each viewer its own projection.
 
@@ -27,7 +28,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -44,11 +45,12 @@ from rules import (
     NotPermitted,
     RulesError,
     Viewer,
+    engine,
     get_system,
 )
 from rules import physical as physical_dice
-from rules.core import clone, event_for
 from rules.core import event as make_event
+from rules.core import event_for
 from rules.dice import mix_entropy
 from rules.fair import (
     ENTROPY,
@@ -56,7 +58,6 @@ from rules.fair import (
     command_dice,
     committed_event,
     dice_info,
-    ended_by_gm,
     entropy_declaration,
     entropy_event,
     secret_step,
@@ -66,7 +67,6 @@ from rules.fair import (
     step_name,
     undone_event,
     undone_versions,
-    with_reveal,
 )
 from rules.terrain import clean_blocked
 
@@ -191,9 +191,11 @@ class CommandResult:
 
 
 Broadcaster = Callable[[CommandResult], None]
-#: a command's work: (the battle as read, its rule system, its state, the version the command makes,
-#: the step it is: its dice) -> (the new state, the events, whether it is a checkpoint)
-StepFunction = Callable[[BattleRecord, Any, dict[str, Any], int, int], tuple[dict[str, Any], list[dict[str, Any]], bool]]
+#: a command's work: (the battle as read, its rule system, its state (never changed), the version the
+#: command makes, the step it is: its dice) -> the step it made (:class:`rules.engine.Step`)
+StepFunction = Callable[[BattleRecord, Any, dict[str, Any], int, int], engine.Step]
+#: what a crash of the rules on each kind of command is called in the refusal (:func:`rules_guard`)
+_GUARDED = {engine.ASSIGN: "assignment", engine.DICE_ENTER: "roll", engine.END: "end", engine.DICE_PHYSICAL: "switch"}
 
 
 def gm_secret(actor: str, events: list[dict[str, Any]], state: Mapping[str, Any]) -> bool:
@@ -201,6 +203,13 @@ def gm_secret(actor: str, events: list[dict[str, Any]], state: Mapping[str, Any]
     anyone but the GM. The players' and spectators' pages are told nothing of it (nor of its undo:
     :func:`rules.fair.undone_event` asks the same)."""
     return secret_step(actor, events, state)
+
+
+def _actor(viewer: Viewer) -> str:
+    """How a command's record names who sent it (``gm``, ``seat:<public id>``, ``spectator``)."""
+    if viewer.role == "player":
+        return f"seat:{viewer.seat}"
+    return viewer.role
 
 
 def _token() -> str:
@@ -900,21 +909,15 @@ class BattleService:
         """Apply one declaration of a viewer to a battle (of the table ``table_id``, when given)."""
         if not isinstance(declaration, dict):
             raise InvalidDeclaration("a declaration must be an object")
-        if not isinstance(declaration.get("type"), str):
+        kind = declaration.get("type")
+        if not isinstance(kind, str):
             raise InvalidDeclaration("a declaration needs a type")
-        declaration = dict(declaration)
-        declaration["at"] = time.time()
-
-        def step(battle: BattleRecord, system: Any, state: dict[str, Any], version: int, key: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
-            if battle.status == "ended" and declaration["type"] not in getattr(system, "declarations_after_end", ()):
-                raise IllegalDeclaration("this battle has ended")
-            with rules_guard("declaration"):
-                system.authorize(state, declaration, viewer)
-                dice = command_dice(self._seed_for(battle, key), battle.mix, key, declaration)
-                new_state, events = self._apply_with_physical_dice(battle, system, state, declaration, viewer, dice, key)
-                return new_state, list(events), bool(system.is_checkpoint(new_state))
-
-        return self._command(battle_id, expected_v, msg_id, actor or viewer.role, declaration, step, table_id=table_id)
+        if kind in engine.RESERVED:  # the board's own commands have their own doors
+            raise InvalidDeclaration(f"unknown declaration type {kind!r}")
+        # the time it arrived: recorded with it, and read by the systems that keep a clock
+        command = engine.Command.recorded({**declaration, "at": time.time()}, viewer)
+        return self._command(battle_id, expected_v, msg_id, actor or _actor(viewer), command.record(), self._step_of(command),
+                             table_id=table_id)
 
     def undo(self, battle_id: int, viewer: Viewer, *, expected_v: Any = None, msg_id: Any = None) -> CommandResult:
         """Take back one step, the last command: the battle goes back to the state that command was
@@ -926,7 +929,7 @@ class BattleService:
         record: dict[str, Any] = {"type": "undo"}
         extra: dict[str, Any] = {}
 
-        def step(battle: BattleRecord, system: Any, state: dict[str, Any], version: int, key: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
+        def step(battle: BattleRecord, system: Any, state: dict[str, Any], version: int, key: int) -> engine.Step:
             with self.session() as s:
                 current = s.get(BattleSnapshot, (battle.id, version - 1))
                 back_to = current.prev_version if current is not None else None
@@ -949,7 +952,7 @@ class BattleService:
                 events.append(committed_event(extra["seed"], self._last_step_rolled(battle.id) + 1))
             else:
                 extra.pop("seed", None)
-            return copy.deepcopy(target.state), events, bool(target.checkpoint)
+            return engine.settle(state, copy.deepcopy(target.state), events, bool(target.checkpoint), seed=battle.seed, record=dict(record))
 
         return self._command(battle_id, expected_v, msg_id, "gm", record, step, prev_override=extra)
 
@@ -1013,13 +1016,8 @@ class BattleService:
         else:
             seat = None
 
-        def step(battle: BattleRecord, system: Any, state: dict[str, Any], version: int, key: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
-            with rules_guard("assignment"):
-                new_state, events = system.assign(state, combatant, controller, seat, command_dice(self._seed_for(battle, key), battle.mix, key))
-                return new_state, list(events), bool(system.is_checkpoint(new_state))
-
-        assignment = {"type": "assign", "combatant": combatant, "controller": controller, "seat": seat}
-        result = self._command(battle_id, expected_v, None, "gm", assignment, step)
+        command = engine.Command(engine.ASSIGN, {"combatant": combatant, "controller": controller, "seat": seat}, viewer)
+        result = self._command(battle_id, expected_v, None, "gm", command.record(), self._step_of(command))
         with self.session() as s:  # the lineup follows, so a restart keeps the assignment
             table = self._get_table(s, battle.table_id)
             lineup = [dict(e) for e in table.lineup]
@@ -1034,14 +1032,8 @@ class BattleService:
     def end_battle(self, battle_id: int, viewer: Viewer, *, expected_v: Any = None) -> CommandResult:
         if not viewer.is_gm:
             raise NotPermitted("only the GM may end the battle")
-
-        def step(battle: BattleRecord, system: Any, state: dict[str, Any], version: int, key: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
-            if state.get("status") == "ended":
-                raise IllegalDeclaration("this battle has already ended")
-            new_state, events = ended_by_gm(state)
-            return new_state, events, True
-
-        return self._command(battle_id, expected_v, None, "gm", {"type": "end"}, step)
+        command = engine.Command(engine.END, {}, viewer)
+        return self._command(battle_id, expected_v, None, "gm", command.record(), self._step_of(command))
 
     # --- provable dice: the players' client seeds, sharing a finished battle (H7) ---------------
     def add_entropy(self, battle_id: int, viewer: Viewer, client_seed: Any, *, table_id: int | None = None) -> CommandResult:
@@ -1054,7 +1046,9 @@ class BattleService:
         seat = viewer.seat
         extra: dict[str, Any] = {}
 
-        def step(battle: BattleRecord, system: Any, state: dict[str, Any], version: int, key: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
+        record = entropy_declaration(seat, seed)
+
+        def step(battle: BattleRecord, system: Any, state: dict[str, Any], version: int, key: int) -> engine.Step:
             if battle.status == "ended":
                 raise IllegalDeclaration("this battle has ended: its dice are all rolled")
             with self.session() as s:  # undo looks through this version as if it were not there
@@ -1062,10 +1056,10 @@ class BattleService:
                 extra["prev"] = current.prev_version if current is not None else version - 1
                 extra["offer"] = self._offer_at(s, battle.id, extra["prev"] + 1) if extra["prev"] is not None else None
             extra["mix"] = mix_entropy(battle.mix, seat, seed)
-            return state, [entropy_event(seat, seed)], bool(current.checkpoint) if current is not None else False
+            checkpoint = bool(current.checkpoint) if current is not None else False
+            return engine.settle(state, state, [entropy_event(seat, seed)], checkpoint, seed=battle.seed, record=record)
 
-        return self._command(battle_id, None, f"entropy-{seat}", f"seat:{seat}", entropy_declaration(seat, seed), step,
-                             prev_override=extra, table_id=table_id)
+        return self._command(battle_id, None, f"entropy-{seat}", f"seat:{seat}", record, step, prev_override=extra, table_id=table_id)
 
     def set_shareable(self, battle_id: int, table_id: int, shareable: Any) -> Battle:
         """The GM lets anyone see (or stops showing) the battle once it has ended: replay, report, export."""
@@ -1082,25 +1076,6 @@ class BattleService:
             return battle
 
     # --- physical dice: the battle waits for faces typed on a phone or the GM console (H9) --------
-    @staticmethod
-    def _apply_with_physical_dice(battle: Any, system: Any, state: dict[str, Any], declaration: dict[str, Any],
-                                  viewer: Viewer, dice: Any, key: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        """``system.apply``; in a battle with physical dice, a roll due from a physical roller leaves the
-        declaration pending (rules/physical.py) with what makes this command's board dice again (its
-        step, kept as the board's ``version``, and the mix)."""
-        if not physical_dice.active(state):
-            return system.apply(state, declaration, viewer, dice)
-        board = {"version": key, "mix": getattr(battle, "mix", "") or ""}
-        return physical_dice.apply_declaration(system, state, declaration, viewer, dice, board=board)
-
-    @staticmethod
-    def pending_board_dice(seed: str, waiting: Mapping[str, Any]) -> Any:
-        """The board's dice of the command a pending declaration came with (the same dice at every
-        resumption, so the rolls around the typed ones never change while the battle waits; ``seed``:
-        the one its step rolls from)."""
-        board = waiting.get("board") or {}
-        return command_dice(seed, board.get("mix", ""), int(board.get("version", 0)), waiting.get("declaration"))
-
     def enter_dice(self, battle_id: int, viewer: Viewer, faces: Any = None, *, board: bool = False,
                    expected_v: Any = None, msg_id: Any = None, table_id: int | None = None) -> CommandResult:
         """Faces typed for the roll due (by its roller's seat or the GM), or the GM's override
@@ -1110,35 +1085,35 @@ class BattleService:
             raise NotPermitted("only the GM may roll with the board's dice for a player")
         if viewer.role == "spectator":
             raise NotPermitted("spectators watch; they cannot roll")
-        record: dict[str, Any] = {"type": "dice_enter"}
-
-        def step(battle: BattleRecord, system: Any, state: dict[str, Any], version: int, key: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
-            waiting = physical_dice.pending(state)
-            if waiting is None or battle.status == "ended":
-                raise IllegalDeclaration("no roll is due: there is nothing to type in")
-            if board:
-                entry = physical_dice.board_entry(state, command_dice(self._seed_for(battle, key), getattr(battle, "mix", "") or "", key, record))
-            else:
-                entry = physical_dice.check_entry(state, viewer, faces)
-            record["entry"] = entry  # the command's record: replay re-applies it
-            first_step = int((waiting.get("board") or {}).get("version", 0))  # the step of the command that first asked
-            with rules_guard("roll"):
-                new_state, events = physical_dice.resume(system, state, entry, self.pending_board_dice(self._seed_for(battle, first_step), waiting))
-            return new_state, list(events), bool(system.is_checkpoint(new_state))
-
-        actor = "gm" if viewer.is_gm else f"seat:{viewer.seat}"
-        return self._command(battle_id, expected_v, msg_id, actor, record, step, table_id=table_id)
+        # the command's record is the entry it made (replay and the verifier re-apply that)
+        command = engine.Command(engine.DICE_ENTER, {"board": True} if board else {"faces": faces}, viewer)
+        return self._command(battle_id, expected_v, msg_id, _actor(viewer), {"type": engine.DICE_ENTER}, self._step_of(command),
+                             table_id=table_id)
 
     def set_physical(self, battle_id: int, viewer: Viewer, combatant: Any, on: Any, *, expected_v: Any = None) -> CommandResult:
         """The GM switches one combatant to physical dice (or back to the board's) mid-battle."""
         if not viewer.is_gm:
             raise NotPermitted("only the GM may switch a combatant to real dice")
 
-        def step(battle: BattleRecord, system: Any, state: dict[str, Any], version: int, key: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
-            new_state, events = physical_dice.switch(state, combatant, on)
-            return new_state, events, bool(system.is_checkpoint(new_state))
+        command = engine.Command(engine.DICE_PHYSICAL, {"combatant": combatant, "physical": on}, viewer)
+        return self._command(battle_id, expected_v, None, "gm", command.record(), self._step_of(command))
 
-        return self._command(battle_id, expected_v, None, "gm", {"type": "dice_physical", "combatant": combatant, "physical": on}, step)
+    def _step_of(self, command: engine.Command) -> StepFunction:
+        """The step of one command of :mod:`rules.engine`, with the dice of the step it is (the seed
+        that step rolls from, and the client seeds' mix)."""
+
+        def step(battle: BattleRecord, system: Any, state: dict[str, Any], version: int, key: int) -> engine.Step:
+            def board_dice(kept: Mapping[str, Any]) -> Any:
+                # the board's dice of the command that first asked for the dice typed now (the same at
+                # every resumption, so the rolls around the typed ones never change while the battle waits)
+                first_step = int(kept.get("version", 0))
+                return command_dice(self._seed_for(battle, first_step), kept.get("mix", ""), first_step)
+
+            with rules_guard(_GUARDED.get(command.kind, "declaration")):
+                return engine.step(system, state, command, command_dice(self._seed_for(battle, key), battle.mix, key), seed=battle.seed,
+                                   board={"version": key, "mix": battle.mix or ""}, board_dice=board_dice)
+
+        return step
 
     def _command(
         self,
@@ -1168,7 +1143,7 @@ class BattleService:
                 # from a fresh read. So does a refusal by the rules
                 # (it may come from the old state) and a dead connection (the message id tells,
                 # after the read, whether the write landed before the connection died).
-                battle = replace(recent, state=clone(recent.state))  # the rules may have this copy
+                battle = recent  # (the engine copies the state it applies a command to)
                 try:
                     result = self._apply(conn, battle, None, msg_id, actor, declaration, step, prev_override)
                 except RulesError:
@@ -1270,9 +1245,10 @@ class BattleService:
         new_version = current + 1
         # the step this command is (its dice): one past the step of the state it is applied to
         key = battle.at_step + 1
-        new_state, events, checkpoint = step(battle, get_system(battle.system_id), battle.state, new_version, key)
+        made = step(battle, get_system(battle.system_id), battle.state, new_version, key)
+        # (the events include the dice seed's reveal, once the battle ends)
+        new_state, events, checkpoint, declaration = made.state, made.events, made.checkpoint, made.record or declaration
         status = new_state.get("status", battle.status)
-        events = with_reveal(battle.status, status, events, battle.seed)  # the dice seed, once the battle ends
         # a GM's secret (Phantom's Bane's "block escape", a hidden NPC's hit points): the others'
         # pages get nothing, and their version stays where it was
         quiet = gm_secret(actor, events, new_state)

@@ -3,16 +3,16 @@
 
 A battle's log is its setup (version 1) and one command per later version. :func:`reapply` computes,
 version by version, the state, the events and the dice drawn, from the seed, the players' client
-seeds and the commands alone, as the authority (:mod:`webapp.service`) did:
+seeds and the commands alone, through the same step as the authority (:mod:`webapp.service`):
 
-* a rule system's declaration: ``system.apply`` with the dice of its step (:func:`rules.fair.command_dice`);
+* a rule system's declaration, ``assign``, ``end``, typed dice and the GM's switch to real dice:
+  :func:`rules.engine.step` with the dice of the command's step (:func:`rules.fair.command_dice`);
 * ``undo``: back one step, to the state the last step was applied to (an undo written before undos
   took back one step went back to the last checkpoint, walking the versions' links);
-* ``assign``: ``system.assign`` (older logs without the controller take it from a stored snapshot);
-* ``end``: the GM's end (:func:`rules.fair.ended_by_gm`);
+* ``assign`` in older logs, without the controller: the stored snapshot;
 * ``entropy``: the state unchanged, the client seed mixed in;
 
-and after each, the dice seed's reveal when the command ended the battle.
+and after each, the dice seed's reveal when the command ended the battle (:func:`rules.engine.settle`).
 :func:`verify_document` checks an exported document against that.
 """
 
@@ -23,20 +23,17 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rules import RulesError, Viewer, get_system
-from rules import physical as physical_dice
+from rules import RulesError, Viewer, engine, get_system
 from rules.core import event as make_event
 from rules.dice import commitment, mix_entropy
 from rules.fair import (
     ENTROPY,
     command_dice,
     committed_event,
-    ended_by_gm,
     entropy_event,
     epoch_steps,
     seed_at,
     undone_event,
-    with_reveal,
 )
 from rules.fair import undone_versions as undone_in_events
 
@@ -122,8 +119,8 @@ def reapply(
             raise Mismatch(version, "order", f"the commands skip from version {current.version} to {version}")
         declaration = dict(command["declaration"])
         kind = str(declaration.get("type", ""))
-        before = copy.deepcopy(current.state)
         draws: list[dict[str, Any]] = []
+        made: engine.Step | None = None
         mix, prev, checkpoint = current.mix, current.version, True
         key = current.at_step + 1  # the step this command is (its dice); its state stands at it
         dice_step: int | None = key
@@ -158,43 +155,44 @@ def reapply(
                     raise Mismatch(version, kind, "the end was taken back, but the file lacks the new seed committed to then")
                 in_force = by_step[version] = seeds[version]
                 events.append(committed_event(seeds[version]))
-        elif kind == "end":
-            state, events = ended_by_gm(before)
         elif kind == ENTROPY:
             seat, client_seed = str(declaration.get("seat")), str(declaration.get("client_seed"))
             if command.get("actor") != f"seat:{seat}":
                 raise Mismatch(version, kind, "a client seed sent for another seat")
             mix = mix_entropy(current.mix, seat, client_seed)
-            state, events = before, [entropy_event(seat, client_seed)]
+            state, events = copy.deepcopy(current.state), [entropy_event(seat, client_seed)]
             prev, checkpoint = current.prev_version, current.checkpoint
-        elif kind == "assign" and "controller" in declaration:
-            dice = command_dice(seed_at(by_step, key), current.mix, key, declaration, record=True)
-            state, events = system.assign(before, declaration.get("combatant"), declaration["controller"], declaration.get("seat"), dice)
-            draws = dice.draws
-        elif kind == "assign":
+        elif kind == "assign" and "controller" not in declaration:
             stored = stored_state(version) if stored_state is not None else None
             if stored is None:
                 raise Mismatch(version, kind, "an assignment without its controller cannot be re-applied")
             state, events = stored, list(command.get("events") or [])
-        else:
+            checkpoint = bool(system.is_checkpoint(state))
+        else:  # the authority's own step: a declaration, an assignment, the GM's end, typed dice, a switch
             dice = command_dice(seed_at(by_step, key), current.mix, key, declaration, record=True)
             try:
-                # physical dice (H9): typed faces resume a waiting declaration, the GM's switch, a declaration that waits
-                state, events = physical_dice.replay_command(
-                    system, before, declaration, viewer_of(str(command.get("actor", ""))), dice, version=key, mix=current.mix,
-                    make_dice=lambda mix, v: command_dice(seed_at(by_step, v), mix, v, record=True))
+                made = engine.step(
+                    system, current.state, engine.Command.recorded(declaration, viewer_of(str(command.get("actor", "")))), dice,
+                    seed=in_force, board={"version": key, "mix": current.mix or ""},
+                    board_dice=lambda kept: _board_dice(by_step, kept))
             except RulesError as exc:
                 raise Mismatch(version, kind, f"the rules refuse this declaration now ({exc})") from None
-            draws = dice.draws
-        if kind not in ("undo", "end", ENTROPY):
-            checkpoint = bool(system.is_checkpoint(state))
+            state, events, checkpoint, draws = made.state, made.events, made.checkpoint, dice.draws
+        if made is None:  # the authority's own commands end as every step does: the reveal, if it ended the battle
+            events = engine.settle(current.state, state, events, checkpoint, seed=in_force, record=declaration).events
         status = status_of(state, current.status)
-        events = with_reveal(current.status, status, [dict(e) for e in events], in_force)
+        events = [dict(e) for e in events]
         current = Step(version, state, events, draws, mix, prev, checkpoint, status, kind, dice_step, key)
         rolled = max(rolled, current.at_step)
         steps[version] = current
         actors[version] = str(command.get("actor", ""))
         yield current
+
+
+def _board_dice(by_step: Mapping[int, str], kept: Mapping[str, Any]) -> Any:
+    """The board's dice of the command a waiting declaration came with (its ``board``: its step and mix)."""
+    first_step = int(kept.get("version", 0))
+    return command_dice(seed_at(by_step, first_step), kept.get("mix", ""), first_step, record=True)
 
 
 def undone_versions(commands: list[Mapping[str, Any]], events: Mapping[int, list[Mapping[str, Any]]]) -> set[int]:
