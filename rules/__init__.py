@@ -3,7 +3,8 @@
 A system is state + declarations + a dice source in, new state + events out.
 """
 
-from .core import Event, Field, RuleSystem, State, Viewer, event, event_for, told, visible_events
+from .contract import RuleSystem
+from .core import Event, Field, State, Viewer, event, event_for, told, visible_events
 from .dice import DiceSource, Roll, ScriptedDice, SeededDice, derive_seed
 from .errors import (
     DiceExhausted,

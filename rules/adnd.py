@@ -25,14 +25,14 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
-from . import terrain
+from . import contract, terrain
 from .carry_over import carried_fields, carry_over_help
+from .contract import RuleSystem
 from .core import (
     GM_ONLY,
     PUBLIC,
     Event,
     Field,
-    RuleSystem,
     State,
     Viewer,
     event,
@@ -468,11 +468,6 @@ class AdndDemonIdol(RuleSystem):
     name = "AD&D 1e (Demon Idol procedure)"
     summary = ("Declarations from phones against a real-time clock, side initiative, action letters, "
                "segments and charges, with the DM stepping through a checklist.")
-    gm_declarations = frozenset({
-        "check_reaction", "check_surprise", "check_distance", "check_morale", "roll_order", "pause_clock",
-        "resume_clock", "roll_initiative", "resolve_next", "resolve_all", "bleed", "next_round",
-        "end_encounter", "finish", "move", "set_scale", "first_aid", "set_hp", "set_blocked",
-    })
     #: the declaration clock reads when each declaration arrived (its ``at``)
     needs_now = True
     min_combatants = 2
@@ -598,7 +593,7 @@ class AdndDemonIdol(RuleSystem):
         if not isinstance(declaration, Mapping):
             raise InvalidDeclaration("a declaration must be an object")
         kind = require(declaration, "type", str, "a type")
-        handler = getattr(self, f"_do_{kind}", None)
+        handler = self.handler(kind)
         if handler is None:
             raise InvalidDeclaration(f"unknown declaration type {kind!r}")
         if kind in self.gm_declarations and not viewer.is_gm:
@@ -640,6 +635,7 @@ class AdndDemonIdol(RuleSystem):
         return True
 
     # --- phase 1 to 4: encounter checks --------------------------------------------------------
+    @contract.declaration("check_reaction", by="gm")
     def _do_check_reaction(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                            events: list[Event]) -> None:
         self._expect(state, "reaction")
@@ -658,6 +654,7 @@ class AdndDemonIdol(RuleSystem):
                                 rolls=[roll], total=total, band=key))
         state["phase"] = "surprise"
 
+    @contract.declaration("check_surprise", by="gm")
     def _do_check_surprise(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                            events: list[Event]) -> None:
         self._expect(state, "surprise")
@@ -686,6 +683,7 @@ class AdndDemonIdol(RuleSystem):
             events.append(event("surprise.checked", text, rolls=rolls, side=side, segments=segments))
         state["phase"] = "distance"
 
+    @contract.declaration("check_distance", by="gm")
     def _do_check_distance(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                            events: list[Event]) -> None:
         self._expect(state, "distance")
@@ -719,6 +717,7 @@ class AdndDemonIdol(RuleSystem):
                             distance=distance))
         state["phase"] = "morale"
 
+    @contract.declaration("check_morale", by="gm")
     def _do_check_morale(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                          events: list[Event]) -> None:
         self._expect(state, "morale", "declarations", "resolution", "recap")
@@ -868,6 +867,7 @@ class AdndDemonIdol(RuleSystem):
                 return cid
         return None
 
+    @contract.declaration("roll_order", by="gm")
     def _do_roll_order(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                        events: list[Event]) -> None:
         self._expect(state, "declarations")
@@ -905,6 +905,7 @@ class AdndDemonIdol(RuleSystem):
         end = decl["paused_since"] if decl.get("paused_since") is not None else at
         return max(0.0, float(end) - float(decl["open_at"]) - float(decl["paused_total"]))
 
+    @contract.declaration("pause_clock", by="gm")
     def _do_pause_clock(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                         events: list[Event]) -> None:
         self._expect(state, "declarations")
@@ -918,6 +919,7 @@ class AdndDemonIdol(RuleSystem):
         events.append(event("clock.paused", f"The DM pauses {_label(awaited, state)}'s clock for a question.",
                             combatant=awaited, at=at))
 
+    @contract.declaration("resume_clock", by="gm")
     def _do_resume_clock(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                          events: list[Event]) -> None:
         self._expect(state, "declarations")
@@ -930,6 +932,7 @@ class AdndDemonIdol(RuleSystem):
         awaited = self._awaited(state)
         events.append(event("clock.resumed", f"{_label(awaited or '', state)}'s clock runs again.", at=at))
 
+    @contract.declaration("declare")
     def _do_declare(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                     events: list[Event]) -> None:
         self._expect(state, "declarations")
@@ -1096,6 +1099,7 @@ class AdndDemonIdol(RuleSystem):
         return [cid for cid in state["order"] if state["combatants"][cid]["condition"] in ("ok", "down")]
 
     # --- phase 7: initiative, and the order of resolution --------------------------------------
+    @contract.declaration("roll_initiative", by="gm")
     def _do_roll_initiative(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                             events: list[Event]) -> None:
         self._expect(state, "initiative")
@@ -1416,6 +1420,7 @@ class AdndDemonIdol(RuleSystem):
         first = min(pending, key=lambda a: (tuple(a["key"]), a["n"]))
         return [a for a in pending if a["key"] == first["key"]]
 
+    @contract.declaration("resolve_next", by="gm")
     def _do_resolve_next(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                          events: list[Event]) -> None:
         self._expect(state, "resolution")
@@ -1425,6 +1430,7 @@ class AdndDemonIdol(RuleSystem):
         if not self._next_group(state):
             self._end_resolution(state, dice, events)
 
+    @contract.declaration("resolve_all", by="gm")
     def _do_resolve_all(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                         events: list[Event]) -> None:
         self._expect(state, "resolution")
@@ -1800,6 +1806,7 @@ class AdndDemonIdol(RuleSystem):
             raise IllegalDeclaration(f"{_label(cid, state)} has no action that can be {'triggered' if statuses == ('readied',) else 'called off'} now")
         return acts[0]
 
+    @contract.declaration("cancel")
     def _do_cancel(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                    events: list[Event]) -> None:
         self._expect(state, "resolution")
@@ -1816,6 +1823,7 @@ class AdndDemonIdol(RuleSystem):
         if not self._next_group(state):
             self._end_resolution(state, dice, events)
 
+    @contract.declaration("trigger")
     def _do_trigger(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                     events: list[Event]) -> None:
         self._expect(state, "resolution")
@@ -1857,6 +1865,7 @@ class AdndDemonIdol(RuleSystem):
                 out.append(cid)
         return out
 
+    @contract.declaration("bleed", by="gm")
     def _do_bleed(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                   events: list[Event]) -> None:
         self._expect(state, "bleeding")
@@ -1912,6 +1921,7 @@ class AdndDemonIdol(RuleSystem):
         return {"down": "down" + (" (stable)" if c["stable"] else ""), "dead": "dead", "fled": "fled",
                 "surrendered": "surrendered"}[c["condition"]]
 
+    @contract.declaration("next_round", by="gm")
     def _do_next_round(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                        events: list[Event]) -> None:
         self._expect(state, "recap")
@@ -1919,6 +1929,7 @@ class AdndDemonIdol(RuleSystem):
         events.append(event("round.started", f"Round {state['round']} begins."))
         self._open_declarations(state, dice, events)
 
+    @contract.declaration("end_encounter", by="gm")
     def _do_end_encounter(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                           events: list[Event]) -> None:
         self._expect(state, "recap", "declarations")
@@ -1927,6 +1938,7 @@ class AdndDemonIdol(RuleSystem):
         events.append(event("encounter.resolved", "The fight is over. One turn passes while the survivors "
                                                   "recover: wounds can be bound, prisoners tied, spells cast."))
 
+    @contract.declaration("finish", by="gm")
     def _do_finish(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                    events: list[Event]) -> None:
         self._expect(state, "recovery")
@@ -1940,6 +1952,7 @@ class AdndDemonIdol(RuleSystem):
         events.append(event("battle.ended", text, winner=winner))
 
     # --- DM tools, any time --------------------------------------------------------------------
+    @contract.declaration("move", by="gm")
     def _do_move(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                  events: list[Event]) -> None:
         cid = self._own(state, d, viewer)
@@ -1952,6 +1965,7 @@ class AdndDemonIdol(RuleSystem):
         events.append(event("token.moved", f"The DM moves {c['name']} to square {c['x']}, {c['y']}.",
                             combatant=cid, x=c["x"], y=c["y"]))
 
+    @contract.declaration("set_blocked", by="gm")
     def _do_set_blocked(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                         events: list[Event]) -> None:
         """The DM marks the blocked squares (the whole list): no token enters or crosses them."""
@@ -1963,6 +1977,7 @@ class AdndDemonIdol(RuleSystem):
         events.append(event("board.blocked", f"The DM marks {len(blocked)} blocked square{'s' if len(blocked) != 1 else ''}.",
                             blocked=blocked))
 
+    @contract.declaration("set_scale", by="gm")
     def _do_set_scale(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                       events: list[Event]) -> None:
         scale = d.get("scale")
@@ -1972,6 +1987,7 @@ class AdndDemonIdol(RuleSystem):
         unit = "10 ft" if scale == "indoors" else "10 yd"
         events.append(event("scale.changed", f"The grid is now at the {scale} scale: 1 inch = {unit}.", scale=scale))
 
+    @contract.declaration("first_aid", by="gm")
     def _do_first_aid(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                       events: list[Event]) -> None:
         cid = self._own(state, d, viewer)
@@ -1981,6 +1997,7 @@ class AdndDemonIdol(RuleSystem):
         c["stable"] = True
         events.append(event("bleeding.stopped", f"{c['name']}'s wounds are bound: no more bleeding.", combatant=cid))
 
+    @contract.declaration("set_hp", by="gm")
     def _do_set_hp(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                    events: list[Event]) -> None:
         cid = self._own(state, d, viewer)

@@ -30,13 +30,13 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-from . import terrain
+from . import contract, terrain
 from .carry_over import carried_fields, carry_over_help, parse_effects
+from .contract import RuleSystem
 from .core import (
     GM_ONLY,
     Event,
     Field,
-    RuleSystem,
     State,
     Viewer,
     event,
@@ -61,12 +61,6 @@ THRESHOLDS: tuple[tuple[str, int], ...] = (
 )
 THRESHOLD_VALUES = dict(THRESHOLDS)
 
-COMBAT_DECLARATIONS = frozenset({"attack", "shoot", "move", "draw", "pass", "custom_action"})
-GM_TOOLS = frozenset(
-    {"check", "contest", "heal", "cure", "bless", "repair", "adjust", "place", "disarm", "custom_action",
-     "computer_turn", "set_blocked"}
-)
-KNOWN_DECLARATIONS = COMBAT_DECLARATIONS | GM_TOOLS
 
 #: how many future turns the timeline shows
 TIMELINE_LENGTH = 12
@@ -348,9 +342,6 @@ class BattlesAndBalances(RuleSystem):
     id = "battles-and-balances"
     name = "Battles&Balances"
     summary = "Dice pools by size, action points you can borrow, melee reach and missile range, contests and checks."
-    gm_declarations = GM_TOOLS
-    #: the GM's tools keep working once the battle is over (the web layer asks for this list)
-    declarations_after_end = frozenset({"check", "contest", "heal", "cure", "bless", "repair", "adjust", "place"})
     min_combatants = 0
     max_combatants = 40
     sides = ("A", "B", "C", "D")
@@ -449,12 +440,12 @@ class BattlesAndBalances(RuleSystem):
         if not isinstance(declaration, Mapping):
             raise InvalidDeclaration("a declaration must be an object")
         kind = declaration.get("type")
-        if not isinstance(kind, str) or kind not in KNOWN_DECLARATIONS:
+        handler = self.handler(kind)
+        if handler is None:
             raise InvalidDeclaration(f"unknown declaration type {kind!r}")
         new = copy.deepcopy(state)
-        if kind in GM_TOOLS and not viewer.is_gm:
+        if kind in self.gm_declarations and not viewer.is_gm:
             raise IllegalDeclaration(f"only the GM may {kind.replace('_', ' ')}")
-        handler = getattr(self, f"_do_{kind}")
         events: list[Event] = handler(new, declaration, viewer, dice)
         return new, events
 
@@ -497,6 +488,7 @@ class BattlesAndBalances(RuleSystem):
             events += _advance(state, dice)
         return events
 
+    @contract.declaration("attack")
     def _do_attack(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource) -> list[Event]:
         attacker = self._actor_for(state, d, viewer)
         target = self._target(state, d, attacker)
@@ -505,6 +497,7 @@ class BattlesAndBalances(RuleSystem):
         events = resolve_melee(state, attacker, target, dice)
         return events + self._finish_action(state, attacker, attacker["attack_cost"], "an attack", dice)
 
+    @contract.declaration("shoot")
     def _do_shoot(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource) -> list[Event]:
         attacker = self._actor_for(state, d, viewer)
         target = self._target(state, d, attacker)
@@ -517,6 +510,7 @@ class BattlesAndBalances(RuleSystem):
         events = resolve_ranged(state, attacker, target, dice)
         return events + self._finish_action(state, attacker, attacker["attack_cost"], "a shot", dice)
 
+    @contract.declaration("move")
     def _do_move(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource) -> list[Event]:
         mover = self._actor_for(state, d, viewer)
         x, y = _square(d, state)
@@ -536,6 +530,7 @@ class BattlesAndBalances(RuleSystem):
         events = [event("combatant.moved", text + ".", combatant=mover["id"], x=x, y=y, left_reach_of=left)]
         return events + self._finish_action(state, mover, cost, "moving", dice)
 
+    @contract.declaration("draw")
     def _do_draw(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource) -> list[Event]:
         c = self._actor_for(state, d, viewer)
         if not c["weapon"]:
@@ -546,12 +541,14 @@ class BattlesAndBalances(RuleSystem):
         events = [event("weapon.drawn", f"{c['name']} draws the {c['weapon']}.", combatant=c["id"])]
         return events + self._finish_action(state, c, c["weapon_weight"], "drawing a weapon", dice)
 
+    @contract.declaration("pass")
     def _do_pass(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource) -> list[Event]:
         c = self._actor_for(state, d, viewer, need_ap=False)
         events = [event("turn.passed", f"{c['name']} waits.", combatant=c["id"])]
         events += _advance(state, dice)
         return events
 
+    @contract.declaration("custom_action", by="gm")
     def _do_custom_action(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource) -> list[Event]:
         c = self._actor_for(state, d, viewer)
         cost = _int(d, "cost", 0, 999)
@@ -560,6 +557,7 @@ class BattlesAndBalances(RuleSystem):
         return events + self._finish_action(state, c, cost, label, dice)
 
     # GM tools ------------------------------------------------------------------------------
+    @contract.declaration("check", by="gm", after_end=True)
     def _do_check(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource) -> list[Event]:
         who = _roller(state, d, "")
         difficulty = d.get("difficulty", "routine")
@@ -603,6 +601,7 @@ class BattlesAndBalances(RuleSystem):
             events += _after_gm_change(state, dice)
         return events
 
+    @contract.declaration("contest", by="gm", after_end=True)
     def _do_contest(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource) -> list[Event]:
         a = _roller(state, d, "a_")
         b = _roller(state, d, "b_")
@@ -642,6 +641,7 @@ class BattlesAndBalances(RuleSystem):
             raise InvalidDeclaration(f"no combatant {cid!r}")
         return state["combatants"][cid]
 
+    @contract.declaration("heal", by="gm", after_end=True)
     def _do_heal(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource) -> list[Event]:
         c = self._gm_target(state, d)
         amount = _int(d, "amount", 1, 9999)
@@ -659,6 +659,7 @@ class BattlesAndBalances(RuleSystem):
             events.append(event("combatant.recovered", f"{c['name']} is back in play.", combatant=c["id"]))
         return events + _after_gm_change(state, dice)
 
+    @contract.declaration("cure", by="gm", after_end=True)
     def _do_cure(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource) -> list[Event]:
         c = self._gm_target(state, d)
         effect = _text(d, "effect", "")
@@ -671,6 +672,7 @@ class BattlesAndBalances(RuleSystem):
             c["effects"].pop(name, None)
         return [event("effect.cured", f"{c['name']} is cured of {', '.join(cured)}.", combatant=c["id"], effects=cured)]
 
+    @contract.declaration("bless", by="gm", after_end=True)
     def _do_bless(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource) -> list[Event]:
         c = self._gm_target(state, d)
         kind = d.get("kind", "blessing")
@@ -688,6 +690,7 @@ class BattlesAndBalances(RuleSystem):
             raise InvalidDeclaration("kind must be blessing, curse or clear")
         return [event("luck.changed", text, combatant=c["id"], blessings=c["blessings"], curses=c["curses"])]
 
+    @contract.declaration("repair", by="gm", after_end=True)
     def _do_repair(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource) -> list[Event]:
         c = self._gm_target(state, d)
         if not c["armour"]:
@@ -696,6 +699,7 @@ class BattlesAndBalances(RuleSystem):
         c["armour_broken"] = False
         return [event("armour.repaired", f"{c['name']}'s {c['armour']} is as good as new.", combatant=c["id"])]
 
+    @contract.declaration("adjust", by="gm", after_end=True)
     def _do_adjust(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource) -> list[Event]:
         c = self._gm_target(state, d)
         field = d.get("field")
@@ -722,6 +726,7 @@ class BattlesAndBalances(RuleSystem):
                 events.append(event("combatant.recovered", f"{c['name']} is back in play.", combatant=c["id"]))
         return events + _after_gm_change(state, dice)
 
+    @contract.declaration("place", by="gm", after_end=True)
     def _do_place(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource) -> list[Event]:
         c = self._gm_target(state, d)
         x, y = _square(d, state)
@@ -734,6 +739,7 @@ class BattlesAndBalances(RuleSystem):
         return [event("combatant.placed", f"The GM puts {c['name']} at column {x + 1}, row {y + 1}.",
                       combatant=c["id"], x=x, y=y)]
 
+    @contract.declaration("computer_turn", by="gm")
     def _do_computer_turn(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource) -> list[Event]:
         """Let the computer play the current turn (after the GM handed the acting character to it)."""
         actor = state["actor"]
@@ -741,6 +747,7 @@ class BattlesAndBalances(RuleSystem):
             raise IllegalDeclaration("the character acting now is not played by the computer")
         return _computer_turns(state, dice)
 
+    @contract.declaration("set_blocked", by="gm")
     def _do_set_blocked(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource) -> list[Event]:
         """The GM marks the blocked squares (the whole list): no one enters, crosses or reaches past them."""
         blocked = terrain.clean_blocked(d.get("blocked"), state["options"]["grid_width"], state["options"]["grid_height"])
@@ -751,6 +758,7 @@ class BattlesAndBalances(RuleSystem):
         return [event("board.blocked", f"The GM marks {len(blocked)} blocked square{'s' if len(blocked) != 1 else ''}.",
                       blocked=blocked)]
 
+    @contract.declaration("disarm", by="gm")
     def _do_disarm(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource) -> list[Event]:
         c = self._gm_target(state, d)
         if not c["weapon"] or not c["weapon_drawn"]:
@@ -1466,7 +1474,7 @@ def _computer_turns(state: State, dice: DiceSource) -> list[Event]:
         if state["status"] != "active" or not actor or state["combatants"][actor]["controller"] != "computer":
             return events
         declaration = computer_choice(state, actor)
-        handler = getattr(system, f"_do_{declaration['type']}")
+        handler = system.handler(declaration["type"])
         # the handler advances the turn itself, but must not recurse into this loop
         events += handler(state, declaration, gm, _NoComputer(dice))
     events.append(event("turn.stalled", "The computer has played many turns in a row; the GM takes over.",

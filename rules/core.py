@@ -1,8 +1,9 @@
-"""Shared types of every rule system: viewers, events, form fields and the system base class.
+"""Shared types of every rule system: viewers, events, form fields (the system base class, the
+contract each system fills in, is rules/contract.py).
 
 A rule system is data plus pure functions. Its battle state is a JSON-serialisable ``dict``;
-:meth:`RuleSystem.apply` takes the state, one declaration, the viewer who sent it and a dice
-source, and returns the new state and the events that happened. Nothing here does I/O.
+:meth:`rules.contract.RuleSystem.apply` takes the state, one declaration, the viewer who sent it and
+a dice source, and returns the new state and the events that happened. Nothing here does I/O.
 
 State conventions every system follows (the web layer relies on them):
 
@@ -32,10 +33,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
-from .dice import DiceSource, Roll
-from .errors import InvalidDeclaration, NotPermitted
+from .dice import Roll
+from .errors import InvalidDeclaration
 
 Role = Literal["gm", "player", "spectator"]
 State = dict[str, Any]
@@ -323,167 +324,6 @@ def clean_lineup_entry(entry: Any, index: int) -> dict[str, Any]:
     if not isinstance(cid, str) or len(cid) > 24 or not cid.replace("-", "").replace("_", "").isalnum():
         raise InvalidDeclaration(f"{name}: bad combatant id {cid!r}")
     return {"id": cid, "name": name.strip(), "side": side, "controller": controller, "seat": seat}
-
-
-class RuleSystem:
-    """Base class of a rule system. Subclasses fill in the class attributes and the methods.
-
-    The web layer calls, and only calls:
-
-    - :meth:`combatant_fields`, :meth:`option_fields`, :meth:`presets`, :meth:`help` for the GM's forms;
-    - :meth:`validate_combatant` on every stat block a GM types or loads;
-    - :meth:`setup` to start a battle from a lineup;
-    - :meth:`authorize` then :meth:`apply` for each declaration;
-    - :meth:`view_for` for each viewer's projection (with ``legal``: what that viewer may declare now);
-    - :meth:`is_checkpoint` to mark the start of a turn or round in the log; :meth:`outcome` to know it ended.
-    """
-
-    id: ClassVar[str] = ""
-    name: ClassVar[str] = ""
-    summary: ClassVar[str] = ""
-    #: declaration types only a GM may send
-    gm_declarations: ClassVar[frozenset[str]] = frozenset()
-    #: declaration types that the sides make at the same time, each for its own combatant and blind
-    #: to the others' (Phantom's Bane's secret choices): one of them, made on a version that only
-    #: such declarations for *other* combatants have passed since, was made on the same board, so
-    #: the server applies it instead of refusing it as out of date. A system lists a type here only
-    #: if nothing can resolve before the combatant's own declaration is in.
-    simultaneous_declarations: ClassVar[frozenset[str]] = frozenset()
-    #: declaration types still accepted once the battle has ended (Battles&Balances' checks and tools)
-    declarations_after_end: ClassVar[frozenset[str]] = frozenset()
-    #: whether the system reads when a declaration arrived (its ``at``, seconds: AD&D's declaration
-    #: clock); the others get their declarations without it (rules/engine.py)
-    needs_now: ClassVar[bool] = False
-    #: lineup limits
-    min_combatants: ClassVar[int] = 2
-    max_combatants: ClassVar[int] = 64
-    #: sides a lineup may use
-    sides: ClassVar[tuple[str, ...]] = ("A", "B")
-
-    # --- forms -----------------------------------------------------------------------------
-    def combatant_fields(self) -> list[Field]:
-        return []
-
-    def option_fields(self) -> list[Field]:
-        return []
-
-    def presets(self) -> list[dict[str, Any]]:
-        """Ready-made combatants a GM can start from: ``[{"name": ..., **stats}]``."""
-        return []
-
-    def help(self) -> list[dict[str, str]]:
-        """Help sections in the project's own words: ``[{"title": ..., "text": ...}]``."""
-        return []
-
-    def validate_combatant(self, data: Any, index: int = 0) -> dict[str, Any]:
-        """Normalise one lineup entry (generic part plus the stat fields)."""
-        base = clean_lineup_entry(data, index)
-        if base["side"] not in self.sides:
-            raise InvalidDeclaration(f"{base['name']}: side must be one of {', '.join(self.sides)}")
-        stats = clean_fields(self.combatant_fields(), data, f"{base['name']}: ")
-        return {**stats, **base}
-
-    def validate_lineup(self, lineup: Any) -> list[dict[str, Any]]:
-        """A lineup ready to start a battle (systems add their own checks: sides, counts)."""
-        return self.validate_draft(lineup)
-
-    def validate_draft(self, lineup: Any) -> list[dict[str, Any]]:
-        """A lineup the GM is still building: every entry valid, ids unique, nothing else required."""
-        if not isinstance(lineup, list):
-            raise InvalidDeclaration("the lineup must be a list of combatants")
-        if len(lineup) > self.max_combatants:
-            raise InvalidDeclaration(f"at most {self.max_combatants} combatants")
-        cleaned = [self.validate_combatant(entry, i) for i, entry in enumerate(lineup)]
-        ids = [c["id"] for c in cleaned]
-        if len(set(ids)) != len(ids):
-            raise InvalidDeclaration("two combatants share an id")
-        return cleaned
-
-    def battle_option_fields(self) -> list[Field]:
-        """The system's options and the ones every battle has (who rolls the dice: rules/physical.py)."""
-        from .physical import WHO_ROLLS
-
-        return [*self.option_fields(), WHO_ROLLS]
-
-    def validate_options(self, data: Any) -> dict[str, Any]:
-        return clean_fields(self.battle_option_fields(), data or {}, "option ")
-
-    # --- the game --------------------------------------------------------------------------
-    def setup(
-        self, lineup: list[dict[str, Any]], options: dict[str, Any], dice: DiceSource
-    ) -> tuple[State, list[Event]]:
-        raise NotImplementedError
-
-    def authorize(self, state: State, declaration: Mapping[str, Any], viewer: Viewer) -> None:
-        """Raise :class:`NotPermitted` unless ``viewer`` may send ``declaration`` (the generic checks)."""
-        if viewer.role == "spectator":
-            raise NotPermitted("spectators watch; they cannot act")
-        if viewer.is_gm:
-            return
-        kind = declaration.get("type")
-        if kind in self.gm_declarations:
-            raise NotPermitted(f"only the GM may {str(kind).replace('_', ' ')}")
-        combatant = declaration.get("combatant")
-        if combatant is None:
-            raise NotPermitted("a player must name the combatant they act for")
-        if not isinstance(combatant, str):
-            raise InvalidDeclaration("combatant must be a combatant id (text)")
-        if not viewer.controls(state, combatant):
-            raise NotPermitted("you can act only for the combatants of your own seat")
-
-    def apply(
-        self, state: State, declaration: Mapping[str, Any], viewer: Viewer, dice: DiceSource
-    ) -> tuple[State, list[Event]]:
-        raise NotImplementedError
-
-    def made_beside(self, declaration: Mapping[str, Any], since: Mapping[str, Any]) -> bool:
-        """Whether ``declaration``, made before ``since`` was applied, still reads the same board: both
-        are simultaneous declarations (:attr:`simultaneous_declarations`) for different combatants."""
-        kinds = self.simultaneous_declarations
-        mine, other = declaration.get("combatant"), since.get("combatant")
-        return (declaration.get("type") in kinds and since.get("type") in kinds
-                and isinstance(mine, str) and isinstance(other, str) and mine != other)
-
-    def view_for(self, state: State, viewer: Viewer) -> dict[str, Any]:
-        raise NotImplementedError
-
-    def outcome(self, state: State) -> dict[str, Any] | None:
-        return state.get("outcome")
-
-    def is_checkpoint(self, state: State) -> bool:
-        """True at the start of a turn or round, before anyone declared (kept with each version: an
-        undo saved before undo took back one step went back to the last such state)."""
-        return True
-
-    def odds(self, state: State, viewer: Viewer, declaration: Mapping[str, Any]) -> dict[str, Any]:
-        """What ``declaration`` would likely bring, computed only from what ``viewer`` may see.
-
-        The answer comes from ``rules/odds/`` (one module per system, registered there); a system
-        without one raises :class:`InvalidDeclaration` ("no odds for this system")."""
-        from .odds import odds_for
-
-        return odds_for(self, state, viewer, declaration)
-
-    def assign(
-        self, state: State, combatant_id: str, controller: str, seat: str | None, dice: DiceSource | None = None
-    ) -> tuple[State, list[Event]]:
-        """Hand a combatant to the GM, the computer or a seat in the middle of a battle.
-
-        ``dice`` lets a system have the computer act at once for a combatant it now plays.
-        """
-        combatants = state.get("combatants", {})
-        if combatant_id not in combatants:
-            raise InvalidDeclaration(f"no combatant {combatant_id!r}")
-        if controller not in CONTROLLERS:
-            raise InvalidDeclaration("controller must be gm, computer or seat")
-        if controller == "seat" and not seat:
-            raise InvalidDeclaration("a seat is needed")
-        new = clone(state)
-        new["combatants"][combatant_id]["controller"] = controller
-        new["combatants"][combatant_id]["seat"] = seat if controller == "seat" else None
-        name = new["combatants"][combatant_id].get("name", combatant_id)
-        who = {"gm": "the GM", "computer": "the computer", "seat": "a player"}[controller]
-        return new, [event("combatant.assigned", f"{name} is now played by {who}.", combatant=combatant_id)]
 
 
 def clone(value: Any) -> Any:

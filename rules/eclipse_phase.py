@@ -34,9 +34,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from . import terrain
+from . import contract, terrain
 from .carry_over import carried_fields, carry_over_help, parse_conditions
-from .core import GM_ONLY, Event, Field, RuleSystem, State, Viewer, combatant_visibility, event, told
+from .contract import RuleSystem
+from .core import GM_ONLY, Event, Field, State, Viewer, combatant_visibility, event, told
 from .dice import DiceSource
 from .errors import IllegalDeclaration, InvalidDeclaration
 from .physical import active as physical_active
@@ -367,8 +368,6 @@ class EclipsePhase(RuleSystem):
     id = "eclipse-phase"
     name = "Eclipse Phase 2e"
     summary = "Initiative order, opposed d100 tests with superior and critical results, wounds, on a grid."
-    gm_declarations = frozenset({"modifier", "clear_modifiers", "condition", "reveal", "advance", "adjust",
-                                 "set_blocked", "roll_initiative"})
     max_combatants = 24
 
     # --- forms -----------------------------------------------------------------------------
@@ -870,7 +869,7 @@ class EclipsePhase(RuleSystem):
         if not isinstance(declaration, Mapping):
             raise InvalidDeclaration("a declaration must be an object")
         kind = declaration.get("type")
-        handler = getattr(self, f"_do_{kind}", None) if isinstance(kind, str) and kind.isidentifier() else None
+        handler = self.handler(kind)
         if handler is None:
             raise InvalidDeclaration(f"unknown declaration type {kind!r}")
         if state.get("status") != "active":
@@ -928,6 +927,7 @@ class EclipsePhase(RuleSystem):
             raise IllegalDeclaration(f"it is not {c['name']}'s turn")
 
     # move
+    @contract.declaration("move")
     def _do_move(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                  events: list[Event]) -> None:
         c = self._combatant(state, d)
@@ -966,6 +966,7 @@ class EclipsePhase(RuleSystem):
         events.append(event("combatant.moved", text, combatant=c["id"], x=x, y=y, metres=metres))
 
     # stand up, full defence, aim, end turn
+    @contract.declaration("stand")
     def _do_stand(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                   events: list[Event]) -> None:
         c = self._combatant(state, d)
@@ -975,6 +976,7 @@ class EclipsePhase(RuleSystem):
         c["conditions"].remove("prone")
         events.append(event("combatant.stood", f"{c['name']} gets back up.", combatant=c["id"]))
 
+    @contract.declaration("full_defence")
     def _do_full_defence(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                          events: list[Event]) -> None:
         c = self._combatant(state, d)
@@ -986,6 +988,7 @@ class EclipsePhase(RuleSystem):
         events.append(event("defence.declared", f"{c['name']} goes on full defence (+30 to defend until its next "
                             "turn).", combatant=c["id"]))
 
+    @contract.declaration("aim")
     def _do_aim(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                 events: list[Event]) -> None:
         c = self._combatant(state, d)
@@ -1013,6 +1016,7 @@ class EclipsePhase(RuleSystem):
             text = f"{c['name']} aims at {target['name']} (+10 to a single-shot attack on it this turn)."
         events.append(event("aim.taken", text, combatant=c["id"], target=target["id"]))
 
+    @contract.declaration("roll_initiative", by="gm")
     def _do_roll_initiative(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                             events: list[Event]) -> None:
         """The GM starts the first action turn of a battle whose initiative is rolled with real dice."""
@@ -1021,6 +1025,7 @@ class EclipsePhase(RuleSystem):
         del state["initiative_due"]
         self._start_round(state, dice, events)
 
+    @contract.declaration("end_turn")
     def _do_end_turn(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                      events: list[Event]) -> None:
         c = self._combatant(state, d)
@@ -1073,6 +1078,7 @@ class EclipsePhase(RuleSystem):
             raise IllegalDeclaration(f"{c['name']} has no {POOL_LABELS[pool]} left")
         return pool
 
+    @contract.declaration("attack")
     def _do_attack(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                    events: list[Event]) -> None:
         a = self._combatant(state, d)
@@ -1164,6 +1170,7 @@ class EclipsePhase(RuleSystem):
     def _can_defend(c: Mapping[str, Any]) -> bool:
         return _able(c) and "surprised" not in c["conditions"]
 
+    @contract.declaration("cancel_attack")
     def _do_cancel_attack(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                           events: list[Event]) -> None:
         a = self._combatant(state, d)
@@ -1175,6 +1182,7 @@ class EclipsePhase(RuleSystem):
         a["aggressive"] = False
         events.append(event("attack.withdrawn", f"{a['name']} thinks better of the attack.", combatant=a["id"]))
 
+    @contract.declaration("defend")
     def _do_defend(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                    events: list[Event]) -> None:
         c = self._combatant(state, d)
@@ -1266,6 +1274,7 @@ class EclipsePhase(RuleSystem):
                                 "label": f"{label}: make the critical failure a plain failure"})
         return choices
 
+    @contract.declaration("spend")
     def _do_spend(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                   events: list[Event]) -> None:
         c = self._combatant(state, d)
@@ -1313,6 +1322,7 @@ class EclipsePhase(RuleSystem):
             return "defender"
         raise IllegalDeclaration(f"{c['name']} has no roll in this exchange")
 
+    @contract.declaration("accept")
     def _do_accept(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                    events: list[Event]) -> None:
         c = self._combatant(state, d)
@@ -1464,6 +1474,7 @@ class EclipsePhase(RuleSystem):
         events.append(event("called_shot.came_off" if came_off else "called_shot.failed", called["text"],
                             attacker=a["id"], defender=t["id"], **self._called_data(exchange)))
 
+    @contract.declaration("pick_up")
     def _do_pick_up(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                     events: list[Event]) -> None:
         """A combatant takes back a weapon a called shot knocked from its hand: its complex action for the turn."""
@@ -1527,6 +1538,7 @@ class EclipsePhase(RuleSystem):
                             combatant=t["id"], check=res, knocked_down=knocked_down, knocked_out=knocked_out))
 
     # GM tools
+    @contract.declaration("modifier", by="gm")
     def _do_modifier(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                      events: list[Event]) -> None:
         c = self._combatant(state, d)
@@ -1554,6 +1566,7 @@ class EclipsePhase(RuleSystem):
         # a combatant's modifiers are its own numbers: its player and the GM hear of them
         events.append(event("modifier.added", text, visibility=combatant_visibility(c["id"]), combatant=c["id"], modifier=mod))
 
+    @contract.declaration("clear_modifiers", by="gm")
     def _do_clear_modifiers(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                             events: list[Event]) -> None:
         c = self._combatant(state, d)
@@ -1561,6 +1574,7 @@ class EclipsePhase(RuleSystem):
         events.append(event("modifier.cleared", f"GM clears {c['name']}'s extra modifiers.", visibility=combatant_visibility(c["id"]),
                             combatant=c["id"]))
 
+    @contract.declaration("condition", by="gm")
     def _do_condition(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                       events: list[Event]) -> None:
         c = self._combatant(state, d)
@@ -1579,6 +1593,7 @@ class EclipsePhase(RuleSystem):
                 self._end_turn(state, dice, events)
             self._check_end(state, events)
 
+    @contract.declaration("adjust", by="gm")
     def _do_adjust(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                    events: list[Event]) -> None:
         """GM correction: set a combatant's damage and wounds (healing, a mistake, an effect off the board)."""
@@ -1602,6 +1617,7 @@ class EclipsePhase(RuleSystem):
             self._end_turn(state, dice, events)
         self._check_end(state, events)
 
+    @contract.declaration("set_blocked", by="gm")
     def _do_set_blocked(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                         events: list[Event]) -> None:
         """The GM marks the blocked squares (the whole list): no token enters or crosses them."""
@@ -1614,6 +1630,7 @@ class EclipsePhase(RuleSystem):
         events.append(event("board.blocked", f"The GM marks {len(blocked)} blocked square{'s' if len(blocked) != 1 else ''}.",
                             blocked=blocked))
 
+    @contract.declaration("reveal", by="gm")
     def _do_reveal(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                    events: list[Event]) -> None:
         on = self._flag(d, "on")
@@ -1622,6 +1639,7 @@ class EclipsePhase(RuleSystem):
                             "GM shows everyone's Durability numbers." if on else "GM hides the Durability numbers.",
                             on=on))
 
+    @contract.declaration("advance", by="gm")
     def _do_advance(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                     events: list[Event]) -> None:
         """Nothing by itself: apply() then lets computer-played combatants act (e.g. after an assignment)."""

@@ -33,7 +33,8 @@ The time a command arrived (``now``) is given only to the systems that ask for i
 (``needs_now``), as the declaration's ``at``: the log records it with every declaration, as it
 always has, and :meth:`Command.recorded` reads it back from there.
 
->>> from rules.core import RuleSystem, event
+>>> from rules.contract import RuleSystem
+>>> from rules.core import event
 >>> from rules.dice import ScriptedDice
 >>> class HighRoll(RuleSystem):
 ...     id = name = "high-roll"
@@ -60,10 +61,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import physical
-from .core import Event, RuleSystem, State, Viewer, clone
+from .contract import RuleSystem
+from .core import Event, State, Viewer, clone
 from .dice import DiceSource
 from .errors import IllegalDeclaration, NotPermitted
 from .fair import ended_by_gm, with_reveal
+from .odds import odds_for
 
 #: the commands of the board itself that :func:`step` runs (every other kind is a system's declaration)
 ASSIGN, END, DICE_ENTER, DICE_PHYSICAL = "assign", "end", "dice_enter", "dice_physical"
@@ -174,6 +177,14 @@ def settle(before: Mapping[str, Any], after: State, events: list[Event], checkpo
     the events when the command ended the battle (``before`` and ``after``: the states around it)."""
     was = str(before.get("status", "active"))
     return Step(after, with_reveal(was, str(after.get("status", was)), list(events), seed), checkpoint, record)
+
+
+def odds(system: RuleSystem, state: State, viewer: Viewer, declaration: Any) -> dict[str, Any]:
+    """What ``declaration`` would likely bring, computed only from what ``viewer`` may see.
+
+    The answer comes from ``rules/odds/`` (one module per system, registered there); a system
+    without one refuses with :class:`~rules.errors.InvalidDeclaration` ("... gives no odds")."""
+    return odds_for(system, state, viewer, declaration)
 
 
 def _typed_dice(

@@ -51,8 +51,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from . import contract
 from .carry_over import carry_over_help
-from .core import Event, Field, RuleSystem, State, Viewer, event, require
+from .contract import RuleSystem
+from .core import Event, Field, State, Viewer, event, require
 from .dice import DiceSource
 from .errors import IllegalDeclaration, InvalidDeclaration, NotPermitted
 from .physical import rolled_by
@@ -249,9 +251,6 @@ class Olympia(RuleSystem):
     summary: ClassVar[str] = (
         "Armies of nobles and their men in a front row and back rows, fought phase by phase "
         "(special, missile, melee) until a side falls to its break point."
-    )
-    gm_declarations: ClassVar[frozenset[str]] = frozenset(
-        {"begin", "step", "set_structure", "add_special", "remove_special"}
     )
     max_combatants: ClassVar[int] = 64
 
@@ -481,15 +480,7 @@ class Olympia(RuleSystem):
         if not isinstance(declaration, Mapping):
             raise InvalidDeclaration("a declaration must be an object")
         kind = require(declaration, "type", str, "a type")
-        handler = {
-            "set_behind": self._set_behind,
-            "set_break_point": self._set_break_point,
-            "set_structure": self._set_structure,
-            "add_special": self._add_special,
-            "remove_special": self._remove_special,
-            "begin": self._begin,
-            "step": self._step,
-        }.get(kind)
+        handler = self.handler(kind)
         if handler is None:
             raise InvalidDeclaration(f"unknown declaration type {kind!r}")
         if state.get("status") == "ended":
@@ -512,6 +503,7 @@ class Olympia(RuleSystem):
             raise InvalidDeclaration(f"no combatant {cid!r}")
         return cid
 
+    @contract.declaration("set_behind")
     def _set_behind(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource) -> list[Event]:
         cid = self._combatant(state, d)
         behind = Field("behind", "behind", "int", None, 0, 9).clean(require(d, "behind", int, "behind (0-9)"))
@@ -520,6 +512,7 @@ class Olympia(RuleSystem):
         noble["behind"] = behind
         return [event("unit.moved", f"{noble['name']} and his men move to the {_row_name(behind)}.", combatant=cid, behind=behind)]
 
+    @contract.declaration("set_break_point")
     def _set_break_point(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource) -> list[Event]:
         value = Field("break_point", "break point", "int", None, 0, 100).clean(
             require(d, "break_point", int, "a break point (0-100)")
@@ -538,6 +531,7 @@ class Olympia(RuleSystem):
         state["sides"][side]["break_point"] = value
         return [event("break_point.set", f"{self._Side_name(state, side)} will break at {value}% of its strength.", side=side, break_point=value)]
 
+    @contract.declaration("set_structure", by="gm")
     def _set_structure(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource) -> list[Event]:
         side = d.get("side")
         if not isinstance(side, str) or side not in state["sides"]:
@@ -549,6 +543,7 @@ class Olympia(RuleSystem):
         what = "no structure" if kind == "none" else f"a {STRUCTURES[kind].label} ({damage} damage)"
         return [event("structure.placed", f"{self._Side_name(state, side)} fights from {what}.", side=side, structure=kind, damage=damage)]
 
+    @contract.declaration("add_special", by="gm")
     def _add_special(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource) -> list[Event]:
         base: dict[str, Any] = {}
         preset = d.get("preset")
@@ -577,6 +572,7 @@ class Olympia(RuleSystem):
         often = "every round" if rounds == 0 else f"for {rounds} round{'s' if rounds != 1 else ''}"
         return [event("special.added", f"{name} joins {self._side_name(state, side)}: {attacks} attacks at {rating} against {where}, {often}.", special=sid)]
 
+    @contract.declaration("remove_special", by="gm")
     def _remove_special(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource) -> list[Event]:
         sid = require(d, "special", str, "the special attack's id")
         found = [s for s in state["specials"] if s["id"] == sid]
@@ -585,6 +581,7 @@ class Olympia(RuleSystem):
         state["specials"].remove(found[0])
         return [event("special.removed", f"{found[0]['name']} leaves the battle.", special=sid)]
 
+    @contract.declaration("begin", by="gm")
     def _begin(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource) -> list[Event]:
         self._deployment_only(state, "the battle begins")
         state["status"] = "active"
@@ -609,6 +606,7 @@ class Olympia(RuleSystem):
         return events
 
     # --- stepping ------------------------------------------------------------------------------------
+    @contract.declaration("step", by="gm")
     def _step(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource) -> list[Event]:
         by = d.get("by")
         if not isinstance(by, str) or by not in ("phase", "round", "battle"):

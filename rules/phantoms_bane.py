@@ -37,13 +37,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from . import contract
 from .carry_over import carried_fields, carry_over_help
+from .contract import RuleSystem
 from .core import (
     GM_ONLY,
     HIDDEN,
     Event,
     Field,
-    RuleSystem,
     State,
     Viewer,
     clone,
@@ -186,9 +187,6 @@ class PhantomsBane(RuleSystem):
         "A one-on-one duel. Each turn both sides secretly press, attack, defend or run away; "
         "four dice settle the exchange, and a long fight wears both down."
     )
-    gm_declarations: ClassVar[frozenset[str]] = frozenset({"force_resolve", "set_escape"})
-    #: both sides choose in secret at once; a turn resolves only once each side's choice is in
-    simultaneous_declarations: ClassVar[frozenset[str]] = frozenset({"choose"})
     min_combatants: ClassVar[int] = 2
     max_combatants: ClassVar[int] = 2
     sides: ClassVar[tuple[str, ...]] = ("A", "B")
@@ -500,22 +498,32 @@ class PhantomsBane(RuleSystem):
         if not isinstance(declaration, Mapping):
             raise InvalidDeclaration("a declaration must be an object")
         kind = declaration.get("type")
-        if kind not in ("choose", "force_resolve", "set_escape"):
-            raise InvalidDeclaration(
-                f"unknown declaration type {kind!r} (expected choose, force_resolve or set_escape)"
-            )
+        handler = self.handler(kind)
+        if handler is None:
+            *kinds, last = self.declarations
+            raise InvalidDeclaration(f"unknown declaration type {kind!r} (expected {', '.join(kinds)} or {last})")
         new = clone(state)
         if new.get("status") != "active":
             raise IllegalDeclaration("the duel is not under way")
-        if kind == "set_escape":
-            return new, _set_escape(new, declaration)
-        if kind == "force_resolve":
-            events: list[Event] = []
-            for cid in new["order"]:
-                if new["choices"][cid] is None:
-                    events += _computer_pick(new, cid, dice, forced=True)
-            return new, events + _resolve_and_continue(new, dice)
+        result: tuple[State, list[Event]] = handler(new, declaration, dice)
+        return result
+
+    #: both sides choose in secret at once; a turn resolves only once each side's choice is in
+    @contract.declaration("choose", simultaneous=True)
+    def _do_choose(self, new: State, declaration: Mapping[str, Any], dice: DiceSource) -> tuple[State, list[Event]]:
         return _choose(new, declaration, dice)
+
+    @contract.declaration("force_resolve", by="gm")
+    def _do_force_resolve(self, new: State, declaration: Mapping[str, Any], dice: DiceSource) -> tuple[State, list[Event]]:
+        events: list[Event] = []
+        for cid in new["order"]:
+            if new["choices"][cid] is None:
+                events += _computer_pick(new, cid, dice, forced=True)
+        return new, events + _resolve_and_continue(new, dice)
+
+    @contract.declaration("set_escape", by="gm")
+    def _do_set_escape(self, new: State, declaration: Mapping[str, Any], dice: DiceSource) -> tuple[State, list[Event]]:
+        return new, _set_escape(new, declaration)
 
     # --- projections -------------------------------------------------------------------------
     def view_for(self, state: State, viewer: Viewer) -> dict[str, Any]:

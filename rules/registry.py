@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import importlib
 
-from .core import RuleSystem
+from .contract import RuleSystem
 from .errors import InvalidDeclaration
 
 #: system id -> (module, class name)

@@ -57,3 +57,49 @@ def test_the_wheel_carries_templates_and_static(tmp_path: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     for needed in ("webapp/templates/board.html", "webapp/static/js/page.js", "webapp/static/css/board.css", "rules/core.py", "webapp/app.py"):
         assert needed in names, f"the wheel lacks {needed}"
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def rules_imports() -> dict[str, set[str]]:
+    """Each module under rules/ and the modules under rules/ it imports: at the top, inside a
+    function (a late import is still a tie) or for type checking alike."""
+    paths = {_module_name(path): path for path in (REPO / "rules").rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for module, path in paths.items():
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    above = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*above, *([node.module] if node.module else [])])
+                # ``from . import terrain`` names a module; ``from .core import event`` names its module
+                found.update(f"{base}.{alias.name}" if f"{base}.{alias.name}" in paths else base for alias in node.names)
+        graph[module] = {name for name in found if name in paths and name != module}
+    return graph
+
+
+def test_no_import_cycle_under_rules() -> None:
+    graph = rules_imports()
+    assert {"rules.engine", "rules.contract", "rules.core"} <= set(graph) and "rules.physical" in graph["rules.contract"]
+    done: set[str] = set()
+
+    def walk(module: str, path: list[str]) -> None:
+        if module in path:
+            cycle = path[path.index(module):] + [module]
+            raise AssertionError("import cycle under rules/: " + " -> ".join(cycle))
+        if module in done:
+            return
+        for imported in sorted(graph[module]):
+            walk(imported, [*path, module])
+        done.add(module)
+
+    for module in sorted(graph):
+        walk(module, [])

@@ -44,7 +44,7 @@ from flask_socketio import ConnectionRefusedError, join_room
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
-from rules import InvalidDeclaration, NotPermitted, RulesError, Viewer, get_system
+from rules import InvalidDeclaration, NotPermitted, RulesError, Viewer, engine, get_system
 
 from .app import socketio
 from .assets import board_payload
@@ -737,7 +737,7 @@ def on_odds(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, An
     with _ODDS_GUARD:
         odds = _ODDS_CACHE.get(key)
     if odds is None:
-        odds = get_system(battle.system_id).odds(battle.state, conn.viewer, declaration)
+        odds = engine.odds(get_system(battle.system_id), battle.state, conn.viewer, declaration)
         with _ODDS_GUARD:
             _ODDS_CACHE[key] = odds
             while len(_ODDS_CACHE) > ODDS_CACHE_SIZE:

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 from ..errors import IllegalDeclaration, InvalidDeclaration
 
 if TYPE_CHECKING:
-    from ..core import RuleSystem, State, Viewer
+    from ..contract import RuleSystem
+    from ..core import State, Viewer
 
 #: system id -> the module that answers its odds (a function ``odds(system, state, viewer, declaration)``)
 ODDS_MODULES: dict[str, str] = {

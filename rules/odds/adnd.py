@@ -21,7 +21,8 @@ from fractions import Fraction
 from typing import Any
 
 from .. import adnd
-from ..core import RuleSystem, State, Viewer, clone
+from ..contract import RuleSystem
+from ..core import State, Viewer, clone
 from ..errors import IllegalDeclaration, InvalidDeclaration, NotPermitted
 from .common import (
     asking_combatant,

@@ -26,7 +26,8 @@ from math import factorial, gcd
 from typing import Any
 
 from .. import battles_balances as bb
-from ..core import RuleSystem, State, Viewer, clone
+from ..contract import RuleSystem
+from ..core import State, Viewer, clone
 from ..dice import Roll, notation
 from ..errors import IllegalDeclaration, InvalidDeclaration, NotPermitted
 from .common import (

@@ -27,7 +27,8 @@ from fractions import Fraction
 from typing import Any
 
 from .. import eclipse_phase as ep
-from ..core import RuleSystem, State, Viewer, clone
+from ..contract import RuleSystem
+from ..core import State, Viewer, clone
 from ..dice import Roll
 from ..errors import IllegalDeclaration, InvalidDeclaration, NotPermitted
 from .common import (

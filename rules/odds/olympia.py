@@ -21,7 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from ..core import RuleSystem, State, Viewer, clone
+from ..contract import RuleSystem
+from ..core import State, Viewer, clone
 from ..dice import Roll, notation
 from ..errors import IllegalDeclaration, InvalidDeclaration
 from .common import estimate, mean_estimate

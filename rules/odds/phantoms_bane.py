@@ -23,7 +23,8 @@ from fractions import Fraction
 from typing import Any
 
 from .. import phantoms_bane as pb
-from ..core import RuleSystem, State, Viewer, clone
+from ..contract import RuleSystem
+from ..core import State, Viewer, clone
 from ..dice import ScriptedDice
 from ..errors import InvalidDeclaration
 from .common import (

@@ -36,7 +36,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from rules import ScriptedDice, Viewer, get_system  # noqa: E402
+from rules import ScriptedDice, Viewer, engine, get_system  # noqa: E402
 
 GM = Viewer.gm()
 TARGET_MS = 100.0
@@ -73,7 +73,7 @@ def phantoms_bane() -> list[Callable[[], Any]]:
     for a, b in (("Jharek", "Marsh Troll"), ("Orrin Thistledown", "Wild Monster"), ("Wren the Cutpurse", "Ashen Hound")):
         state, _ = pb.setup([{**presets[a], "id": "a", "side": "A"}, {**presets[b], "id": "b", "side": "B"}], {}, ScriptedDice([]))
         for option in ("press", "attack", "defend", "run_away"):
-            questions.append(lambda s=state, o=option: pb.odds(s, GM, {"type": "choose", "combatant": "a", "option": o}))
+            questions.append(lambda s=state, o=option: engine.odds(pb, s, GM, {"type": "choose", "combatant": "a", "option": o}))
     return questions
 
 
@@ -92,12 +92,12 @@ def eclipse_phase() -> list[Callable[[], Any]]:
         state, _ = ep.setup(lineup, {}, ScriptedDice([6, 1]))
         assert state["active"] == "a"
         for attack in attacks:
-            questions.append(lambda s=state, d=attack: ep.odds(s, GM, {"type": "attack", "combatant": "a", "target": "t", **d}))
+            questions.append(lambda s=state, d=attack: engine.odds(ep, s, GM, {"type": "attack", "combatant": "a", "target": "t", **d}))
     # a player, who may not see the target's numbers: the own test and a row per defence target number
     lineup = [{**presets["Jinx"], "id": "a", "side": "A", "x": 0, "y": 0, "initiative": 40, "controller": "seat", "seat": "s1"},
               {**presets["Habitat guard"], "id": "t", "side": "B", "x": 5, "y": 0, "initiative": 1}]
     state, _ = ep.setup(lineup, {}, ScriptedDice([6, 1]))
-    questions.append(lambda s=state: ep.odds(s, Viewer.player("s1"), {"type": "attack", "combatant": "a", "target": "t", "weapon": 0}))
+    questions.append(lambda s=state: engine.odds(ep, s, Viewer.player("s1"), {"type": "attack", "combatant": "a", "target": "t", "weapon": 0}))
     return questions
 
 
@@ -110,20 +110,20 @@ def battles_balances() -> list[Callable[[], Any]]:
         lineup = [{**presets[a], "id": "a", "side": "A", "x": 0, "y": 0}, {**presets[b], "id": "b", "side": "B", "x": 1, "y": 0}]
         state, _ = bb.setup(lineup, {}, ScriptedDice([]))
         state["actor"] = "a"
-        questions.append(lambda s=state: bb.odds(s, GM, {"type": "attack", "combatant": "a", "target": "b"}))
+        questions.append(lambda s=state: engine.odds(bb, s, GM, {"type": "attack", "combatant": "a", "target": "b"}))
     big = {"name": "Giant", "id": "g", "side": "A", "x": 0, "y": 0, "size": 12, "agility": 5, "speed": 5, "muscle": 5,
            "stamina": 5, "focus": 5, "weapon": "Maul", "weapon_attack": 3, "weapon_die": 12}
     foe = {**big, "name": "Other giant", "id": "h", "side": "B", "x": 1}
     state, _ = bb.setup([big, foe], {}, ScriptedDice([]))
-    questions.append(lambda s=state: bb.odds(s, GM, {"type": "attack", "combatant": "g", "target": "h"}))
+    questions.append(lambda s=state: engine.odds(bb, s, GM, {"type": "attack", "combatant": "g", "target": "h"}))
     # with blessings on: a blessed weapon (3d8 rolled twice, the better kept) against a cursed shield
     lucky = {"name": "Lucky", "id": "l", "side": "A", "x": 0, "y": 0, "size": 8, "agility": 3, "speed": 3, "stamina": 3,
              "weapon": "Sword", "weapon_attack": 1, "weapon_die": 8, "weapon_luck": "blessed"}
     unlucky = {**lucky, "name": "Unlucky", "id": "u", "side": "B", "x": 1, "weapon_luck": "normal", "shield_luck": "cursed"}
     blessed, _ = bb.setup([lucky, unlucky], {"blessings": True}, ScriptedDice([]))
-    questions.append(lambda s=blessed: bb.odds(s, GM, {"type": "attack", "combatant": "l", "target": "u"}))
-    questions.append(lambda s=state: bb.odds(s, GM, {"type": "check", "combatant": "g", "attribute": "muscle", "difficulty": "difficult"}))
-    questions.append(lambda s=state: bb.odds(s, GM, {"type": "contest", "a_combatant": "g", "a_attribute": "muscle", "b_combatant": "h", "b_attribute": "speed"}))
+    questions.append(lambda s=blessed: engine.odds(bb, s, GM, {"type": "attack", "combatant": "l", "target": "u"}))
+    questions.append(lambda s=state: engine.odds(bb, s, GM, {"type": "check", "combatant": "g", "attribute": "muscle", "difficulty": "difficult"}))
+    questions.append(lambda s=state: engine.odds(bb, s, GM, {"type": "contest", "a_combatant": "g", "a_attribute": "muscle", "b_combatant": "h", "b_attribute": "speed"}))
     return questions
 
 
@@ -134,8 +134,8 @@ def adnd() -> list[Callable[[], Any]]:
     for a, b, attacks in (("Fighter (5th level)", "Ogre", 2), ("Fighter (1st level)", "Bugbear", 1), ("Owlbear", "Fighter (5th level)", 3)):
         lineup = [{**presets[a], "id": "a", "side": "A", "attacks": attacks}, {**presets[b], "id": "b", "side": "B"}]
         state, _ = system.setup(lineup, {}, ScriptedDice([]))
-        questions.append(lambda s=state: system.odds(s, GM, {"combatant": "a", "kind": "melee", "target": "b"}))
-        questions.append(lambda s=state: system.odds(s, GM, {"combatant": "a", "kind": "charge", "target": "b"}))
+        questions.append(lambda s=state: engine.odds(system, s, GM, {"combatant": "a", "kind": "melee", "target": "b"}))
+        questions.append(lambda s=state: engine.odds(system, s, GM, {"combatant": "a", "kind": "charge", "target": "b"}))
     return questions
 
 
@@ -153,7 +153,7 @@ def olympia(repeat: int) -> None:
         answer: dict[str, Any] = {}
         for _ in range(repeat):
             start, start_cpu = time.perf_counter(), time.process_time()
-            answer = system.odds(state, GM, {"battles": 1000})
+            answer = engine.odds(system, state, GM, {"battles": 1000})
             times.append(time.perf_counter() - start)
             cpu.append(time.process_time() - start_cpu)
         wins = {o["key"]: f"{o['p']:.3f} [{o['interval'][0]:.3f}, {o['interval'][1]:.3f}]" for o in answer["outcomes"]}

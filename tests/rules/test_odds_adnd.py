@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from rules import Viewer, get_system
+from rules import Viewer, engine, get_system
 from rules.adnd import WEAPONS, parse_dice
 from rules.dice import ScriptedDice
 from rules.errors import IllegalDeclaration, InvalidDeclaration, NotPermitted
@@ -73,7 +73,7 @@ def values(answer: dict[str, Any]) -> dict[str, Fraction]:
 @pytest.mark.parametrize("hp", [15, 4, 1])
 def test_gm_melee_odds_against_the_text(hp: int) -> None:
     state = encounter(b={"hp": hp}, f={"attacks": 2})
-    answer = ADND.odds(state, GM, {"combatant": "f", "kind": "melee", "target": "b"})
+    answer = engine.odds(ADND, state, GM, {"combatant": "f", "kind": "melee", "target": "b"})
     f, b = state["combatants"]["f"], state["combatants"]["b"]
     assert answer["blows"] == 2
     assert values(answer) == reference(f, b, 2, WEAPONS[f["weapon"]]["damage"], f["damage_bonus"])
@@ -81,7 +81,7 @@ def test_gm_melee_odds_against_the_text(hp: int) -> None:
 
 def test_a_player_character_target_who_does_not_die_at_zero() -> None:
     state = encounter(t={"hp": 6})
-    answer = ADND.odds(state, GM, {"combatant": "b", "kind": "melee", "target": "t"})
+    answer = engine.odds(ADND, state, GM, {"combatant": "b", "kind": "melee", "target": "t"})
     b, t = state["combatants"]["b"], state["combatants"]["t"]
     want = reference(b, t, b["attacks"], WEAPONS[b["weapon"]]["damage"], b["damage_bonus"])
     assert values(answer) == want and want["slay"] > want["kill"]
@@ -89,7 +89,7 @@ def test_a_player_character_target_who_does_not_die_at_zero() -> None:
 
 def test_a_player_against_a_monster_gets_a_row_per_armour_class() -> None:
     state = encounter()
-    answer = ADND.odds(state, Viewer.player("s1"), {"combatant": "f", "kind": "melee", "target": "b"})
+    answer = engine.odds(ADND, state, Viewer.player("s1"), {"combatant": "f", "kind": "melee", "target": "b"})
     f = state["combatants"]["f"]
     assert answer["stats_known"] is False and answer["outcomes"] == []
     rows = {row["ac"]: Fraction(row["fraction"]) for row in answer["by_armour_class"]}
@@ -101,7 +101,7 @@ def test_a_player_against_a_monster_gets_a_row_per_armour_class() -> None:
 
 def test_charge_arrival_and_who_strikes_first() -> None:
     state = encounter(f={"weapon": "two_handed_sword"})
-    answer = ADND.odds(state, GM, {"combatant": "f", "kind": "charge", "target": "b"})
+    answer = engine.odds(ADND, state, GM, {"combatant": "f", "kind": "charge", "target": "b"})
     charge = answer["charge"]
     view = ADND.charge_view(state, "f")
     assert charge["arrival_segment"] == view["targets"]["b"]["arrival_segment"]
@@ -114,37 +114,37 @@ def test_charge_arrival_and_who_strikes_first() -> None:
 def test_leak_contract_monster_stats_and_the_dms_secret_declaration_change_nothing() -> None:
     player = Viewer.player("s1")
     question = {"combatant": "f", "kind": "charge", "target": "b"}
-    base = ADND.odds(encounter(), player, question)
+    base = engine.odds(ADND, encounter(), player, question)
     for changes in ({"ac": -3}, {"hp": 1}, {"thac0": 5, "to_hit_bonus": 3}, {"dies_at_zero": False}):
-        assert ADND.odds(encounter(b=changes), player, question) == base, changes
+        assert engine.odds(ADND, encounter(b=changes), player, question) == base, changes
     secret = encounter()
     secret["declarations"]["b"] = {"kind": "set", "letter": "F", "target": None, "by": "gm"}
-    assert ADND.odds(secret, player, question) == base
+    assert engine.odds(ADND, secret, player, question) == base
 
 
 def test_roles_and_bad_questions() -> None:
     state = encounter()
     with pytest.raises(NotPermitted):
-        ADND.odds(state, Viewer.player("s2"), {"combatant": "f", "kind": "melee", "target": "b"})
+        engine.odds(ADND, state, Viewer.player("s2"), {"combatant": "f", "kind": "melee", "target": "b"})
     with pytest.raises(InvalidDeclaration):
-        ADND.odds(state, GM, {"combatant": "f", "kind": "dance", "target": "b"})
+        engine.odds(ADND, state, GM, {"combatant": "f", "kind": "dance", "target": "b"})
     with pytest.raises(InvalidDeclaration):
-        ADND.odds(state, GM, {"combatant": "f", "kind": "melee"})
+        engine.odds(ADND, state, GM, {"combatant": "f", "kind": "melee"})
     with pytest.raises(IllegalDeclaration):
-        ADND.odds(state, GM, {"combatant": "f", "kind": "melee", "target": "t"})  # same side
+        engine.odds(ADND, state, GM, {"combatant": "f", "kind": "melee", "target": "t"})  # same side
     with pytest.raises(IllegalDeclaration):
-        ADND.odds(state, GM, {"combatant": "f", "kind": "missile", "target": "b"})  # no missile weapon
+        engine.odds(ADND, state, GM, {"combatant": "f", "kind": "missile", "target": "b"})  # no missile weapon
 
 
 def test_damage_dice_too_many_to_walk_are_refused_clearly() -> None:
     state = encounter(b={"weapon": "natural", "damage": "40d100"})
     with pytest.raises(IllegalDeclaration, match="too many totals"):
-        ADND.odds(state, GM, {"combatant": "b", "kind": "melee", "target": "f"})
+        engine.odds(ADND, state, GM, {"combatant": "b", "kind": "melee", "target": "f"})
 
 
 def test_a_spectator_may_not_ask_about_a_monsters_blows() -> None:
     state = encounter()
     with pytest.raises(NotPermitted):
-        ADND.odds(state, Viewer.spectator(), {"combatant": "b", "kind": "melee", "target": "f"})
+        engine.odds(ADND, state, Viewer.spectator(), {"combatant": "b", "kind": "melee", "target": "f"})
     # a player character's stats are open: a spectator (where the table shows odds) may ask
-    assert ADND.odds(state, Viewer.spectator(), {"combatant": "f", "kind": "melee", "target": "b"})["stats_known"] is False
+    assert engine.odds(ADND, state, Viewer.spectator(), {"combatant": "f", "kind": "melee", "target": "b"})["stats_known"] is False

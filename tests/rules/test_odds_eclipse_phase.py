@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from rules import Viewer, get_system
+from rules import Viewer, engine, get_system
 from rules.dice import ScriptedDice
 from rules.errors import IllegalDeclaration, InvalidDeclaration, NotPermitted
 
@@ -119,7 +119,7 @@ def values(case: dict[str, Any]) -> dict[str, Fraction]:
 
 def test_pistol_shot_against_the_text() -> None:
     state = battle()
-    answer = EP.odds(state, GM, {"type": "attack", "combatant": "j", "target": "x", "weapon": 0, "mode": "single"})
+    answer = engine.odds(EP, state, GM, {"type": "attack", "combatant": "j", "target": "x", "weapon": 0, "mode": "single"})
     assert answer["attack_target"] == 70  # Guns 70, close range, nothing else
     (case,) = answer["cases"]
     assert case["key"] == "defence_fray" and case["defence_target"] == 30  # half of Fray 60
@@ -131,7 +131,7 @@ def test_pistol_shot_against_the_text() -> None:
 
 def test_burst_fire_blind_against_the_text() -> None:
     state = battle(jinx={"weapon1": "smg"})
-    answer = EP.odds(state, GM, {"type": "attack", "combatant": "j", "target": "x", "weapon": 0, "mode": "burst",
+    answer = engine.odds(EP, state, GM, {"type": "attack", "combatant": "j", "target": "x", "weapon": 0, "mode": "burst",
                                  "visibility": "blind_chance"})
     assert answer["attack_target"] == 70
     (case,) = answer["cases"]
@@ -141,7 +141,7 @@ def test_burst_fire_blind_against_the_text() -> None:
 def test_melee_against_each_defence_and_damage_already_taken() -> None:
     state = battle(stalker={"x": 1, "y": 0})
     state["combatants"]["x"]["damage"] = 30
-    answer = EP.odds(state, GM, {"type": "attack", "combatant": "j", "target": "x", "weapon": 1})
+    answer = engine.odds(EP, state, GM, {"type": "attack", "combatant": "j", "target": "x", "weapon": 1})
     assert answer["attack_target"] == 30  # Melee 30
     cases = {c["key"]: c for c in answer["cases"]}
     assert set(cases) == {"defence_melee", "defence_fray"}
@@ -155,7 +155,7 @@ def test_armour_piercing_claws_on_a_target_that_cannot_defend() -> None:
     state = battle(stalker={"x": 1, "y": 0})
     state["combatants"]["j"]["conditions"].append("surprised")
     state["active"] = "x"  # the stalker's turn
-    answer = EP.odds(state, GM, {"type": "attack", "combatant": "x", "target": "j", "weapon": 0})
+    answer = engine.odds(EP, state, GM, {"type": "attack", "combatant": "x", "target": "j", "weapon": 0})
     (case,) = answer["cases"]
     assert case["key"] == "no_defence"
     # claws 1d10+2, armour-piercing: smart clothes kinetic 3 halved (rounding up) to 2; Jinx: Durability 35,
@@ -165,7 +165,7 @@ def test_armour_piercing_claws_on_a_target_that_cannot_defend() -> None:
 
 def test_a_player_sees_only_what_does_not_depend_on_hidden_numbers() -> None:
     state = battle()
-    answer = EP.odds(state, Viewer.player("s1"), {"type": "attack", "combatant": "j", "target": "x", "weapon": 0})
+    answer = engine.odds(EP, state, Viewer.player("s1"), {"type": "attack", "combatant": "j", "target": "x", "weapon": 0})
     assert answer["numbers_known"] is False and answer["cases"] == []
     assert [o["key"] for o in answer["outcomes"]] == ["attack_succeeds", "critical", "superior", "two_superior"]
     rows = {row["defence_target"]: Fraction(row["fraction"]) for row in answer["by_defence_target"]}
@@ -177,57 +177,57 @@ def test_a_player_sees_only_what_does_not_depend_on_hidden_numbers() -> None:
 def test_leak_contract_hidden_numbers_change_nothing() -> None:
     question = {"type": "attack", "combatant": "j", "target": "x", "weapon": 0}
     player = Viewer.player("s1")
-    reference_answer = EP.odds(battle(), player, question)
+    reference_answer = engine.odds(EP, battle(), player, question)
     for stalker in ({"fray": 10}, {"durability": 80, "som": 5}, {"kinetic_natural": 0, "armour": "combat_shell"}, {"melee": 5, "vigor": 0}):
-        assert EP.odds(battle(stalker=stalker), player, question) == reference_answer, stalker
+        assert engine.odds(EP, battle(stalker=stalker), player, question) == reference_answer, stalker
     # damage already taken stays hidden too, unless the GM reveals Durability
     hurt = battle()
     hurt["combatants"]["x"]["damage"] = 25
-    assert EP.odds(hurt, player, question) == reference_answer
+    assert engine.odds(EP, hurt, player, question) == reference_answer
     # with a target that cannot defend, the player learns P(hit) and the damage dice only
     down = battle()
     down["combatants"]["x"]["conditions"].append("surprised")
-    down_answer = EP.odds(down, player, question)
+    down_answer = engine.odds(EP, down, player, question)
     assert [c["key"] for c in down_answer["cases"]] == ["no_defence"]
     assert {o["key"] for o in down_answer["cases"][0]["outcomes"]} == {"hit"}
     down2 = battle(stalker={"fray": 5, "durability": 20})
     down2["combatants"]["x"]["conditions"].append("surprised")
-    assert EP.odds(down2, player, question) == down_answer
+    assert engine.odds(EP, down2, player, question) == down_answer
 
 
 def test_roles_and_bad_questions() -> None:
     state = battle()
     with pytest.raises(NotPermitted):
-        EP.odds(state, Viewer.player("s2"), {"type": "attack", "combatant": "j", "target": "x", "weapon": 0})
+        engine.odds(EP, state, Viewer.player("s2"), {"type": "attack", "combatant": "j", "target": "x", "weapon": 0})
     with pytest.raises(InvalidDeclaration):
-        EP.odds(state, GM, {"type": "attack", "combatant": "j", "target": "nobody", "weapon": 0})
+        engine.odds(EP, state, GM, {"type": "attack", "combatant": "j", "target": "nobody", "weapon": 0})
     with pytest.raises(InvalidDeclaration):
-        EP.odds(state, GM, {"type": "attack", "combatant": "j", "target": "x", "weapon": 9})
+        engine.odds(EP, state, GM, {"type": "attack", "combatant": "j", "target": "x", "weapon": 9})
     with pytest.raises(InvalidDeclaration):
-        EP.odds(state, GM, {"type": "move", "combatant": "j"})
+        engine.odds(EP, state, GM, {"type": "move", "combatant": "j"})
     with pytest.raises(IllegalDeclaration):
-        EP.odds(state, GM, {"type": "attack", "combatant": "x", "target": "j", "weapon": 0})  # not x's turn
+        engine.odds(EP, state, GM, {"type": "attack", "combatant": "x", "target": "j", "weapon": 0})  # not x's turn
     with pytest.raises(IllegalDeclaration):
-        EP.odds(state, GM, {"type": "attack", "combatant": "j", "target": "x", "weapon": 1})  # knife out of reach
+        engine.odds(EP, state, GM, {"type": "attack", "combatant": "j", "target": "x", "weapon": 1})  # knife out of reach
 
 
 def test_damage_dice_too_many_to_walk_are_refused_clearly() -> None:
     state = battle(jinx={"weapon1": "none", "weapon2": "none", "custom_weapon": "Mass driver", "custom_dv": "60d99"})
     weapons = [w["name"] for w in state["combatants"]["j"]["weapons"]]
     with pytest.raises(IllegalDeclaration, match="too many totals"):
-        EP.odds(state, GM, {"type": "attack", "combatant": "j", "target": "x", "weapon": weapons.index("Mass driver")})
+        engine.odds(EP, state, GM, {"type": "attack", "combatant": "j", "target": "x", "weapon": weapons.index("Mass driver")})
 
 
 def test_a_spectator_may_not_ask_about_an_attacker_whose_numbers_are_hidden() -> None:
     state = battle(jinx={"controller": "gm", "seat": None})
     with pytest.raises(NotPermitted):
-        EP.odds(state, Viewer.spectator(), {"type": "attack", "combatant": "j", "target": "x", "weapon": 0})
+        engine.odds(EP, state, Viewer.spectator(), {"type": "attack", "combatant": "j", "target": "x", "weapon": 0})
 
 
 @pytest.mark.parametrize("aim", ["armour", "disarm", "spot"])
 def test_a_called_shot_and_its_chance_of_coming_off_against_the_text(aim: str) -> None:
     state = battle(stalker={"weapon2": "knife"})  # claws cannot be knocked away; the knife can
-    answer = EP.odds(state, GM, {"type": "attack", "combatant": "j", "target": "x", "weapon": 0,
+    answer = engine.odds(EP, state, GM, {"type": "attack", "combatant": "j", "target": "x", "weapon": 0,
                                  "called_shot": aim, "called_spot": "eyes"})
     assert answer["attack_target"] == 60  # Guns 70, −10 for the called shot
     (case,) = answer["cases"]
@@ -238,7 +238,7 @@ def test_a_called_shot_and_its_chance_of_coming_off_against_the_text(aim: str) -
 
 def test_a_blind_called_shot_comes_off_only_when_the_blind_roll_finds_the_mark() -> None:
     state = battle()
-    answer = EP.odds(state, GM, {"type": "attack", "combatant": "j", "target": "x", "weapon": 0,
+    answer = engine.odds(EP, state, GM, {"type": "attack", "combatant": "j", "target": "x", "weapon": 0,
                                  "called_shot": "armour", "visibility": "blind_chance"})
     (case,) = answer["cases"]
     assert values(case) == reference(60, 30, (2, 10, 0), 10, 8, 40, 60, blind=True, called="armour")
@@ -246,12 +246,12 @@ def test_a_blind_called_shot_comes_off_only_when_the_blind_roll_finds_the_mark()
 
 def test_a_player_who_may_not_see_the_defence_gets_the_most_a_called_shot_can_come_off() -> None:
     state = battle()
-    answer = EP.odds(state, Viewer.player("s1"), {"type": "attack", "combatant": "j", "target": "x", "weapon": 0,
+    answer = engine.odds(EP, state, Viewer.player("s1"), {"type": "attack", "combatant": "j", "target": "x", "weapon": 0,
                                                    "called_shot": "armour"})
     assert answer["cases"] == []
     at_most = next(o for o in answer["outcomes"] if o["key"] == "called_at_most")
     good_enough = sum(1 for a in range(100) if judged(a, 60)[0] and (judged(a, 60)[1] or judged(a, 60)[2] >= 1))
     assert Fraction(at_most["fraction"]) == Fraction(good_enough, 100)
     # with no called shot, nothing about one
-    plain = EP.odds(state, Viewer.player("s1"), {"type": "attack", "combatant": "j", "target": "x", "weapon": 0})
+    plain = engine.odds(EP, state, Viewer.player("s1"), {"type": "attack", "combatant": "j", "target": "x", "weapon": 0})
     assert "called_at_most" not in {o["key"] for o in plain["outcomes"]}

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from rules import SeededDice, Viewer, get_system
+from rules import SeededDice, Viewer, engine, get_system
 from rules.dice import ScriptedDice
 from rules.errors import IllegalDeclaration, InvalidDeclaration
 
@@ -47,7 +47,7 @@ def by_key(items: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 def test_simulation_agrees_with_independent_battles_within_four_sigma() -> None:
     state = battle({"soldier": 31}, {"soldier": 30})  # about 40 % : 20 % : 40 % tie
-    answer = OLYMPIA.odds(state, GM, {"battles": 400})
+    answer = engine.odds(OLYMPIA, state, GM, {"battles": 400})
     assert answer["method"] == "simulation" and answer["battles"] == 400
     outcomes = by_key(answer["outcomes"])
     n = 600
@@ -73,7 +73,7 @@ def test_simulation_agrees_with_independent_battles_within_four_sigma() -> None:
 
 def test_a_hopeless_side_never_wins_and_the_probabilities_add_up() -> None:
     state = battle({"knight": 30}, {"peasant": 5})
-    answer = OLYMPIA.odds(state, GM, {"battles": 50})
+    answer = engine.odds(OLYMPIA, state, GM, {"battles": 50})
     outcomes = by_key(answer["outcomes"])
     assert outcomes["win_A"]["p"] == 1.0 and outcomes["win_B"]["p"] == 0.0
     assert math.isclose(sum(o["p"] for o in answer["outcomes"]), 1.0)
@@ -82,33 +82,33 @@ def test_a_hopeless_side_never_wins_and_the_probabilities_add_up() -> None:
 def test_the_same_question_gets_the_same_answer_and_the_state_is_untouched() -> None:
     state = battle({"soldier": 20}, {"soldier": 20})
     before = repr(state)
-    first = OLYMPIA.odds(state, GM, {"battles": 100})
-    assert OLYMPIA.odds(state, GM, {"battles": 100}) == first
+    first = engine.odds(OLYMPIA, state, GM, {"battles": 100})
+    assert engine.odds(OLYMPIA, state, GM, {"battles": 100}) == first
     assert repr(state) == before
 
 
 def test_leak_contract_seats_and_controllers_change_nothing() -> None:
     state = battle({"soldier": 20, "archer": 5}, {"soldier": 25})
-    answer = OLYMPIA.odds(state, Viewer.player("s2"), {"battles": 60})
+    answer = engine.odds(OLYMPIA, state, Viewer.player("s2"), {"battles": 60})
     other = battle({"soldier": 20, "archer": 5, "controller": "computer"}, {"soldier": 25, "seat": "s9"})
-    assert OLYMPIA.odds(other, Viewer.spectator(), {"battles": 60}) == answer
-    assert OLYMPIA.odds(other, GM, {"battles": 60}) == answer
+    assert engine.odds(OLYMPIA, other, Viewer.spectator(), {"battles": 60}) == answer
+    assert engine.odds(OLYMPIA, other, GM, {"battles": 60}) == answer
 
 
 def test_bad_questions() -> None:
     state = battle({"soldier": 20}, {"soldier": 20})
     for battles in (0, 9, 5001, "100", True, 1.5):
         with pytest.raises(InvalidDeclaration):
-            OLYMPIA.odds(state, GM, {"battles": battles})
+            engine.odds(OLYMPIA, state, GM, {"battles": battles})
     state["status"] = "ended"
     with pytest.raises(IllegalDeclaration):
-        OLYMPIA.odds(state, GM, {})
+        engine.odds(OLYMPIA, state, GM, {})
 
 
 def test_a_large_army_gets_fewer_battles_so_one_question_stays_short() -> None:
     from rules.odds.olympia import WORK_BUDGET
 
     state = battle({"soldier": 40_000}, {"soldier": 40_000})
-    answer = OLYMPIA.odds(state, GM, {"battles": 1000})
+    answer = engine.odds(OLYMPIA, state, GM, {"battles": 1000})
     assert answer["requested"] == 1000 and answer["battles"] == WORK_BUDGET // 80_002 < 1000
     assert "note" in answer and all(o["n"] == answer["battles"] for o in answer["outcomes"])

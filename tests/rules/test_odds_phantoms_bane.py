@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from rules import Viewer, get_system
+from rules import Viewer, engine, get_system
 from rules.dice import ScriptedDice
 from rules.errors import IllegalDeclaration, InvalidDeclaration, NotPermitted
 
@@ -172,7 +172,7 @@ def cases_of(answer: dict[str, Any]) -> dict[str, dict[str, Fraction]]:
 
 def check(state: dict[str, Any], me: str, viewer: Viewer, escape_possible: bool = True) -> None:
     for mine in OPTIONS:
-        answer = PB.odds(state, viewer, {"type": "choose", "combatant": me, "option": mine})
+        answer = engine.odds(PB, state, viewer, {"type": "choose", "combatant": me, "option": mine})
         got = cases_of(answer)
         for theirs in OPTIONS:
             want = reference(state, me, mine, theirs, escape_possible)
@@ -215,7 +215,7 @@ def test_the_gm_sees_a_blocked_escape_a_player_does_not() -> None:
 
 def test_issue_example_fraction_and_shape() -> None:
     state = duel(fighter("a", "A"), fighter("b", "B"))
-    answer = PB.odds(state, Viewer.gm(), {"type": "choose", "combatant": "a", "option": "attack"})
+    answer = engine.odds(PB, state, Viewer.gm(), {"type": "choose", "combatant": "a", "option": "attack"})
     choice = answer["choices"][0]
     assert answer["method"] == "exact"
     assert [c["key"] for c in choice["cases"]] == ["foe_press", "foe_attack", "foe_defend", "foe_run_away"]
@@ -226,30 +226,30 @@ def test_issue_example_fraction_and_shape() -> None:
     assert dist["key"] == "damage_dealt"
     assert sum(Fraction(v["fraction"]) for v in dist["values"]) == 1
     # the four options at once when no option is named
-    everything = PB.odds(state, Viewer.gm(), {"combatant": "a"})
+    everything = engine.odds(PB, state, Viewer.gm(), {"combatant": "a"})
     assert [c["option"] for c in everything["choices"]] == list(OPTIONS)
 
 
 def test_bad_questions_and_wrong_seats() -> None:
     state = duel(fighter("a", "A", controller="seat", seat="s1"), fighter("b", "B", controller="seat", seat="s2"))
     with pytest.raises(NotPermitted):
-        PB.odds(state, Viewer.player("s1"), {"combatant": "b", "option": "attack"})
+        engine.odds(PB, state, Viewer.player("s1"), {"combatant": "b", "option": "attack"})
     with pytest.raises(InvalidDeclaration):
-        PB.odds(state, Viewer.player("s1"), {"combatant": "a", "option": "dance"})
+        engine.odds(PB, state, Viewer.player("s1"), {"combatant": "a", "option": "dance"})
     with pytest.raises(InvalidDeclaration):
-        PB.odds(state, Viewer.gm(), {"combatant": "zz"})
+        engine.odds(PB, state, Viewer.gm(), {"combatant": "zz"})
     with pytest.raises(InvalidDeclaration):
-        PB.odds(state, Viewer.gm(), ["a"])  # type: ignore[arg-type]
+        engine.odds(PB, state, Viewer.gm(), ["a"])  # type: ignore[arg-type]
     state["status"] = "ended"
     with pytest.raises(IllegalDeclaration):
-        PB.odds(state, Viewer.gm(), {"combatant": "a"})
+        engine.odds(PB, state, Viewer.gm(), {"combatant": "a"})
 
 
 def test_leak_contract_the_foes_pending_choice_and_hidden_values_change_nothing() -> None:
     """Odds for a player are the same whatever the foe has chosen, its temperament, the escape ruling."""
     base = duel(fighter("a", "A", controller="seat", seat="s1"), fighter("b", "B", controller="computer"))
     player = Viewer.player("s1")
-    reference_answer = PB.odds(base, player, {"combatant": "a"})
+    reference_answer = engine.odds(PB, base, player, {"combatant": "a"})
     temperaments = ("cowardly", "steady", "reckless")
     for i, choice in enumerate((None, *OPTIONS)):
         blocked = i % 2 == 1
@@ -258,4 +258,4 @@ def test_leak_contract_the_foes_pending_choice_and_hidden_values_change_nothing(
         state["chosen_by"]["b"] = "computer" if choice else None
         state["combatants"]["b"]["temperament"] = temperaments[i % 3]
         viewer = player if i % 2 == 0 else Viewer.spectator()  # a spectator (where the table allows) sees the same
-        assert PB.odds(state, viewer, {"combatant": "a"}) == reference_answer
+        assert engine.odds(PB, state, viewer, {"combatant": "a"}) == reference_answer

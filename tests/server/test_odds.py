@@ -210,7 +210,7 @@ def _questions(system_id: str, state: dict[str, Any], cid: str) -> list[dict[str
 
 @pytest.mark.parametrize("system_id", ["phantoms-bane", "eclipse-phase", "battles-and-balances", "adnd", "olympia"])
 def test_every_system_answers_each_seat_for_its_own_and_leaks_nothing(tmp_path: Any, system_id: str) -> None:
-    from rules import Viewer, derive_seed, get_system
+    from rules import Viewer, derive_seed, engine, get_system
     from tests.conftest import make_app
     from tests.server.test_leaks import GM_NOTES, Recorder, lineup_for
 
@@ -246,7 +246,7 @@ def test_every_system_answers_each_seat_for_its_own_and_leaks_nothing(tmp_path: 
                         continue
                     if ack["ok"]:
                         answered += 1
-                        assert json.loads(json.dumps(system.odds(state, viewer, question))) == ack["odds"]
+                        assert json.loads(json.dumps(engine.odds(system, state, viewer, question))) == ack["odds"]
                     else:
                         assert ack["code"] in ("invalid", "illegal"), ack
             text = json.dumps(client.transcript)
