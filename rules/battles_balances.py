@@ -1475,6 +1475,7 @@ def _computer_turns(state: State, dice: DiceSource) -> list[Event]:
             return events
         declaration = computer_choice(state, actor)
         handler = system.handler(declaration["type"])
+        assert handler is not None, declaration  # the computer chooses only what the system declares
         # the handler advances the turn itself, but must not recurse into this loop
         events += handler(state, declaration, gm, _NoComputer(dice))
     events.append(event("turn.stalled", "The computer has played many turns in a row; the GM takes over.",

@@ -19,7 +19,7 @@ What :func:`step` does, in this order (the order is part of the stored battles' 
 verifier demands the same events, so it never changes):
 
 1. copies the state once; the state it is given is never changed, and the state it returns shares
-   nothing with it;
+   nothing with it (the systems still make copies of their own until each moves into its folder);
 2. a declaration on an ended battle is refused unless the system lists it in
    ``declarations_after_end``; ``end`` on an ended battle and typed faces when no roll is due are
    refused too;
@@ -148,8 +148,10 @@ def step(
     if kind == ASSIGN:
         if not viewer.is_gm:
             raise NotPermitted("only the GM may hand combatants to players")
-        payload = command.payload
-        new_state, events = system.assign(work, payload.get("combatant"), payload.get("controller"), payload.get("seat"), dice)
+        # (the system checks them: a recorded assignment is re-applied as the log has it)
+        combatant: Any = command.payload.get("combatant")
+        controller: Any = command.payload.get("controller")
+        new_state, events = system.assign(work, combatant, controller, command.payload.get("seat"), dice)
     elif kind == DICE_PHYSICAL:
         if not viewer.is_gm:
             raise NotPermitted("only the GM may switch a combatant to real dice")
