@@ -137,14 +137,14 @@ def step(
     declaration with the board's dice of the command that first asked, so the rolls around the
     typed ones never change while the battle waits."""
     work = clone(state)
-    viewer, kind = command.viewer, command.kind
+    viewer, kind, record = command.viewer, command.kind, command.record()
     if kind == END:
         if not viewer.is_gm:
             raise NotPermitted("only the GM may end the battle")
         if state.get("status") == "ended":
             raise IllegalDeclaration("this battle has already ended")
         new_state, events = ended_by_gm(work)
-        return settle(state, new_state, events, True, seed=seed, record=command.record())
+        return settle(state, new_state, events, True, seed=seed, record=record)
     if kind == ASSIGN:
         if not viewer.is_gm:
             raise NotPermitted("only the GM may hand combatants to players")
@@ -163,14 +163,13 @@ def step(
     else:
         if state.get("status") == "ended" and kind not in system.declarations_after_end:
             raise IllegalDeclaration("this battle has ended")
-        record = command.record()
         system.authorize(state, _as_read(system, record), viewer)
         if physical.active(state):
             new_state, events = physical.apply_declaration(_Reader(system), state, record, viewer, dice,
                                                            board=board, work=work)
         else:
             new_state, events = system.apply(work, _as_read(system, record), viewer, dice)
-    return settle(state, new_state, events, bool(system.is_checkpoint(new_state)), seed=seed, record=command.record())
+    return settle(state, new_state, events, bool(system.is_checkpoint(new_state)), seed=seed, record=record)
 
 
 def settle(before: Mapping[str, Any], after: State, events: list[Event], checkpoint: bool, *, seed: str,
