@@ -1,4 +1,8 @@
-"""The Flask app factory and the module-level ``SocketIO`` object (Flask-SocketIO's own pattern)."""
+"""The Flask app factory and the module-level ``SocketIO`` object (Flask-SocketIO's own pattern).
+
+The ``SocketIO`` object is handed to the socket layer's :class:`webapp.sockets.Hub`, which registers
+its handlers on it once ``init_app`` made the server: nothing imports this module but the entry
+points (``serve``, the WSGI module, the tests)."""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from typing import Any
 from flask import Flask
 from flask_socketio import SocketIO
 
+from . import security, sockets, views
 from .config import Config, load_config
 from .db import create_tables, make_engine
 from .service import BattleService
@@ -50,8 +55,6 @@ def create_app(config: Config | None = None, **overrides: Any) -> Flask:
     engine = make_engine(config.database_url, timeout=config.db_timeout)
     create_tables(engine)
 
-    from . import security, sockets, views
-
     security.install(app, config)  # cookies, CSRF, the cross-site guard and the rate limits, before any view
 
     # on PostgreSQL the command path has its own pool, which does not ping before each command
@@ -62,8 +65,9 @@ def create_app(config: Config | None = None, **overrides: Any) -> Flask:
     )
     service = BattleService(engine, broadcaster=None, command_engine=command_engine)
     service.seats_per_table = config.seats_per_table
-    app.extensions["battleboard"] = sockets.Hub(app, service, config)
-    service.broadcaster = app.extensions["battleboard"].broadcast_result
+    board_hub = sockets.Hub(app, service, config, socketio)
+    app.extensions["battleboard"] = board_hub
+    service.broadcaster = board_hub.battle_updated
 
     app.register_blueprint(views.bp)
     from . import assets
@@ -85,7 +89,7 @@ def create_app(config: Config | None = None, **overrides: Any) -> Flask:
         logger=False,
         engineio_logger=False,
     )
-    app.extensions["battleboard"].install_dispatch()
+    board_hub.install()  # the socket handlers, on the server init_app just made
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     return app
 

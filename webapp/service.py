@@ -28,7 +28,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -48,16 +48,13 @@ from rules import (
     engine,
     get_system,
 )
-from rules import physical as physical_dice
 from rules.core import event as make_event
-from rules.core import event_for
 from rules.dice import mix_entropy
 from rules.fair import (
     ENTROPY,
     clean_client_seed,
     command_dice,
     committed_event,
-    dice_info,
     entropy_declaration,
     entropy_event,
     secret_step,
@@ -66,7 +63,6 @@ from rules.fair import (
     step_lines,
     step_name,
     undone_event,
-    undone_versions,
 )
 from rules.terrain import clean_blocked
 
@@ -86,7 +82,17 @@ from .models import (
     new_library_key,
     utcnow,
 )
-from .store import BattleRecord, CommandWrite, PostgresCommandStore, command_store, event_rows, told_version
+from .projection import project
+from .projection import seats_playing as seats_playing  # where it was before (tests import it from here)
+from .store import (
+    BattleRecord,
+    CommandWrite,
+    PostgresCommandStore,
+    command_store,
+    event_rows,
+    record_fields,
+    told_version,
+)
 from .text import read_text, scrub
 
 log = logging.getLogger("battleboard")
@@ -186,7 +192,7 @@ class CommandResult:
     #: a re-sent update (a duplicate message's reply): pages that have it already ignore it
     resent: bool = False
     #: the step an undo would take back now, named for the GM's confirmation (:meth:`BattleService.undo_offer`):
-    #: None when there is nothing to undo, :data:`UNKNOWN` when the broadcaster has to look it up
+    #: None when there is nothing to undo, :data:`UNKNOWN` when the service looks it up before broadcasting
     undo_offer: Any = UNKNOWN
 
 
@@ -246,16 +252,6 @@ def _require_seats(lineup: Iterable[Mapping[str, Any]], seats: Iterable[Seat]) -
     for entry in lineup:
         if entry.get("controller") == "seat" and entry.get("seat") not in seat_ids:
             raise InvalidDeclaration(f"{entry.get('name')}: that player seat is not at this table")
-
-
-def seats_playing(state: Mapping[str, Any]) -> list[str]:
-    """The public ids of the seats that play at least one combatant of a battle, sorted.
-
-    >>> seats_playing({"combatants": {"c1": {"controller": "seat", "seat": "s2"}, "c2": {"controller": "gm", "seat": None},
-    ...                               "c3": {"controller": "seat", "seat": "s1"}, "c4": {"controller": "seat", "seat": "s2"}}})
-    ['s1', 's2']
-    """
-    return sorted({str(c["seat"]) for c in state.get("combatants", {}).values() if c.get("controller") == "seat" and c.get("seat")})
 
 
 class BattleService:
@@ -1334,7 +1330,7 @@ class BattleService:
     @staticmethod
     def battle_fields(battle: BattleRecord) -> dict[str, Any]:
         """A battle as :meth:`learn_battle` takes it from another process (JSON-shaped, shallow)."""
-        return {name: getattr(battle, name) for name in _RECORD_FIELDS}
+        return record_fields(battle)
 
     def _forget_battle(self, battle_id: int) -> None:
         with self._recent_guard:
@@ -1349,41 +1345,21 @@ class BattleService:
         return [{"v": version, "i": i, **ev} for i, ev in enumerate(events)]
 
     def _broadcast(self, result: CommandResult) -> None:
+        """Hand an accepted command to the broadcaster, complete: the battle as it left it and the step
+        an undo would take back now (the broadcaster projects from these and reads nothing)."""
         if self.broadcaster is not None and not result.duplicate:
+            if result.undo_offer is UNKNOWN:
+                result = replace(result, undo_offer=self.undo_offer(result.battle_id, result.version))
             self.broadcaster(result)
 
     # --- projections ------------------------------------------------------------------------
     def project(self, battle: Battle | BattleRecord, viewer: Viewer, events: Iterable[Mapping[str, Any]], *,
                 undo_offer: Any = UNKNOWN) -> dict[str, Any]:
-        """One viewer's payload of a battle: its view, the events it may see, the versions those
-        events say an undo took back (``undone``: every page marks them in its log), and for the GM
-        the step an undo would take back now (``undo``, named for the confirmation; ``undo_offer``:
-        that step if known, else it is looked up)."""
-        system = get_system(battle.system_id)
-        view = system.view_for(battle.state, viewer)
-        physical = physical_dice.dice_view(battle.state, viewer)  # the roll due from real dice (H9)
-        if physical is not None:  # while the battle waits for dice, nobody may declare anything
-            view = {**view, "physical": physical, **({"legal": []} if physical["due"] else {})}
-        # each event in the words written for this viewer (rules.core.event_for)
-        visible = [shown for ev in events if (shown := event_for(ev, viewer, battle.state)) is not None]
-        # a player's or spectator's version stays where it was across a GM's secret (see CommandResult.quiet)
-        version = battle.version if viewer.is_gm else told_version(battle)
-        # the steps taken back, as the undos this viewer may see name them (a GM's secret undone stays one)
-        said: dict[int, list[Mapping[str, Any]]] = {}
-        for ev in visible:
-            if ev.get("type") == "battle.undone" or ev.get("type") == "dice.entropy":
-                said.setdefault(int(ev["v"]), []).append(ev)
-        payload = {"battle_id": battle.id, "v": version, "system": battle.system_id, "status": battle.status, "view": view, "events": visible,
-                   "undone": sorted(undone_versions(said)) if said else [], "dice": dice_info(battle.seed, battle.mix, battle.status)}
-        # who plays: the GM's console names the seats still waiting for a combatant; a player's
-        # page knows whether the GM has given it one yet (a seat that plays nothing gets nothing
-        # more than the spectators, so such seats still share the spectators' projection)
-        if viewer.is_gm:
-            payload["seats_playing"] = seats_playing(battle.state)
-            payload["undo"] = self.undo_offer(battle.id, battle.version) if undo_offer is UNKNOWN else undo_offer
-        elif (own := viewer.own_combatants(battle.state)):
-            payload["yours"] = own
-        return payload
+        """One viewer's payload of a battle (:func:`webapp.projection.project`); for the GM, the step an
+        undo would take back now is looked up unless ``undo_offer`` names it."""
+        if viewer.is_gm and undo_offer is UNKNOWN:
+            undo_offer = self.undo_offer(battle.id, battle.version)
+        return project(battle, viewer, events, None if undo_offer is UNKNOWN else undo_offer)
 
     def events_since(self, battle_id: int, since_v: int, limit: int = SYNC_EVENT_LIMIT) -> list[dict[str, Any]]:
         with self.session() as s:

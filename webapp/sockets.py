@@ -1,4 +1,4 @@
-"""The socket layer: the only module that speaks Socket.IO.
+"""The socket layer: with :mod:`webapp.broadcast` (what it sends), the only modules that speak Socket.IO.
 
 Client to server (verbs, each answered by an ack ``{ok, ...}`` or ``{ok: false, error, code}``):
 ``sync``, ``declare``, ``undo``, ``assign``, ``battle_start``, ``battle_end``, ``battle_restart``,
@@ -24,11 +24,17 @@ No page is left behind when an update is lost (the message queue down, a process
 its write and its broadcast): every few seconds, and at once when the message queue comes back,
 each process tells its own pages the battle's version as the database holds it and the stamp of
 their table's payload (``heartbeat``); a page that holds less syncs.
+
+Everything sent goes through :mod:`webapp.broadcast`, from two routes only: the authority hands every
+accepted command to :meth:`Hub.battle_updated`, and every change of a table comes to
+:meth:`Hub.table_changed`: from the :func:`handler` of each event declared ``changes_table`` (after it
+succeeded), or from the pages' routes that change a table (a seat joined, a new join code, a screen
+paired). No handler sends a table itself. The ``SocketIO`` object is the app's, handed to the
+:class:`Hub` (this module imports nothing of :mod:`webapp.app`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import secrets
@@ -40,20 +46,20 @@ from functools import partial
 from typing import Any
 
 from flask import Flask, request
-from flask_socketio import ConnectionRefusedError, join_room
+from flask_socketio import ConnectionRefusedError, SocketIO, join_room
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from rules import InvalidDeclaration, NotPermitted, RulesError, Viewer, engine, get_system
 
-from .app import socketio
 from .assets import board_payload
+from .broadcast import Broadcast, TableChanged, room_of
 from .config import Config
 from .models import GameTable, Seat, display_settings
+from .projection import ConsoleShelf, table_payload
 from .service import BattleService, CommandResult, StaleVersion
-from .store import BattleRecord
 from .text import read_payload
-from .wire import BoardRedisManager, dumps_bytes
+from .wire import BoardRedisManager
 
 log = logging.getLogger("battleboard")
 #: how long a process trusts its list of a table's seats when broadcasting
@@ -71,21 +77,17 @@ class Connection:
     key: str = ""
 
 
-def room_of(table_id: int, viewer: Viewer) -> str:
-    if viewer.is_gm:
-        return f"t{table_id}:gm"
-    if viewer.role == "player":
-        return f"t{table_id}:seat:{viewer.seat}"
-    return f"t{table_id}:spectators"
-
-
 class Hub:
-    """Connections of this process and the broadcaster of the authority's results."""
+    """Connections of this process, and the two routes of what is broadcast to them: the authority's
+    accepted commands (:meth:`battle_updated`) and the changes of tables (:meth:`table_changed`)."""
 
-    def __init__(self, app: Flask, service: BattleService, config: Config) -> None:
+    def __init__(self, app: Flask, service: BattleService, config: Config, socketio: SocketIO) -> None:
         self.app = app
         self.service = service
         self.config = config
+        #: the app's Socket.IO server (Flask-SocketIO's object; its ``server`` exists once ``init_app`` ran)
+        self.socketio = socketio
+        self.broadcast = Broadcast(socketio)
         self.connections: dict[str, Connection] = {}
         self._seat_cache: dict[int, tuple[float, list[str]]] = {}
         self._guard = threading.Lock()
@@ -100,51 +102,24 @@ class Hub:
     # --- payloads ---------------------------------------------------------------------------
     def table_payload(self, table: GameTable, viewer: Viewer, seats: list[Seat] | None = None) -> dict[str, Any]:
         """What a viewer's page shows of the table itself (``seats``: the table's, if already read)."""
-        system = get_system(table.system_id)
         if seats is None:
             seats = self.service.seats(table.id)
-        payload: dict[str, Any] = {
-            "slug": table.slug,
-            "name": table.name,
-            "system": {"id": system.id, "name": system.name, "summary": system.summary},
-            "battle_id": table.battle_id,
-            "role": viewer.role,
-            "help": system.help(),
-            # the map under the grid, token colours and portraits, blocked squares (every viewer)
-            "board": board_payload(table.board),
-            # the names the players typed are public: the display says "Now: Jinx (Alice)"
-            "seat_names": {s.public_id: s.name for s in seats},
-            "display": display_settings(table.display),
-            "join": self.join_corner(table) if self.join_open(table) else None,
-        }
-        if viewer.role == "player":
-            mine = next((s for s in seats if s.public_id == viewer.seat), None)
-            payload["seat"] = {"id": viewer.seat, "name": mine.name if mine else ""}
-        if viewer.is_gm:
-            payload.update(
-                join_code=table.join_code,
-                seats=[{"id": s.public_id, "name": s.name} for s in seats],
-                lineup=table.lineup,
-                options=table.options,
-                gm_notes=table.gm_notes,
-                forms={
-                    "combatant": [f.to_dict() for f in system.combatant_fields()],
-                    "options": [f.to_dict() for f in system.battle_option_fields()],  # with who rolls
-                    "sides": list(system.sides),
-                    "min_combatants": system.min_combatants,
-                    "max_combatants": system.max_combatants,
-                },
-                presets=system.presets(),
-                rosters=self.service.rosters(system.id, table.library),
-                # the roster the lineup came from (survivors may be written back over it), or None
-                roster_id=self.service.lineup_roster(table.id),
-                screens=[
-                    {"id": screen.public_id, "label": screen.label, "paired_at": screen.paired_at.isoformat() if screen.paired_at else None}
-                    for screen in self.service.screens_of(table.id)
-                ],
-            )
-        payload["stamp"] = stamp_of(payload)
-        return payload
+        return table_payload(table, viewer, seats, join=self.join_of(table), shelf=self.console_shelf(table) if viewer.is_gm else None)
+
+    def console_shelf(self, table: GameTable) -> ConsoleShelf:
+        """What the GM's view of a table carries besides the table and its seats, read now."""
+        return ConsoleShelf(
+            rosters=self.service.rosters(table.system_id, table.library),
+            roster_id=self.service.lineup_roster(table.id),
+            screens=[
+                {"id": screen.public_id, "label": screen.label, "paired_at": screen.paired_at.isoformat() if screen.paired_at else None}
+                for screen in self.service.screens_of(table.id)
+            ],
+        )
+
+    def join_of(self, table: GameTable) -> dict[str, str] | None:
+        """The join corner of a table's pages while it shows, else None."""
+        return self.join_corner(table) if self.join_open(table) else None
 
     @staticmethod
     def join_open(table: GameTable) -> bool:
@@ -205,13 +180,13 @@ class Hub:
                     "start it with --host 0.0.0.0, or set BATTLEBOARD_PUBLIC_URL.")
         return f"http://{host}{suffix}", None
 
-    def viewers_of(self, table_id: int, seat_ids: list[str] | None = None) -> list[Viewer]:
-        """The GM, the spectators and every seat of a table (``seat_ids``: as a command just read them)."""
+    def seats_now(self, table_id: int, seat_ids: list[str] | None = None) -> list[str]:
+        """The seats of a table: ``seat_ids`` as a change just read them (kept for the next one), else
+        :meth:`seat_ids`."""
         if seat_ids is None:
-            seat_ids = self.seat_ids(table_id)
-        else:
-            self._seat_cache[table_id] = (time.monotonic(), seat_ids)
-        return [Viewer.gm(), Viewer.spectator()] + [Viewer.player(seat) for seat in seat_ids]
+            return self.seat_ids(table_id)
+        self._seat_cache[table_id] = (time.monotonic(), seat_ids)
+        return seat_ids
 
     def seat_ids(self, table_id: int) -> list[str]:
         """The seats of a table, cached for :data:`SEAT_CACHE_SECONDS` (a join in this process clears it).
@@ -249,7 +224,7 @@ class Hub:
             table, seats, versions = found
             version = None if versions is None else versions[0] if viewer.is_gm else versions[1]
             beat = {"battle_id": table.battle_id, "v": version, "stamp": self.table_payload(table, viewer, seats)["stamp"]}
-            socketio.server.emit("heartbeat", beat, to=room, namespace="/", ignore_queue=True)
+            self.socketio.server.emit("heartbeat", beat, to=room, namespace="/", ignore_queue=True)
         return len(rooms)
 
     def start_heartbeat(self) -> None:
@@ -259,14 +234,14 @@ class Hub:
 
         def beat() -> None:
             while True:
-                socketio.sleep(every)
+                self.socketio.sleep(every)
                 try:
                     self.heartbeat()
                 except Exception:  # the next beat tries again
                     log.exception("the heartbeat could not read the tables")
 
         if every > 0:
-            socketio.start_background_task(beat)
+            self.socketio.start_background_task(beat)
 
     def queue_back(self) -> None:
         """The message queue is back after an outage: updates of the other processes may have been
@@ -278,72 +253,31 @@ class Hub:
             return
         log.warning("the message queue is back: %d rooms told to catch up", told)
 
-    # --- broadcasting -----------------------------------------------------------------------
-    def broadcast_result(self, result: CommandResult) -> None:
-        """Send each projection room its own update. Rooms whose projections are equal (seats that
-        control nothing see what spectators see) share one emit: one encoding, one queue message."""
-        battle = result.battle or self.service.battle(result.battle_id)
-        groups: list[tuple[dict[str, Any], list[str]]] = []
-        spectators: dict[str, Any] | None = None
-        idle: list[dict[str, Any]] = []  # projections of seats that control no combatant
-        shared: dict[str, Any] | None = None  # the one every such seat gets, once that is plain
-        for viewer in self.viewers_of(result.table_id, result.seat_ids):  # the GM and spectators first
-            if result.quiet and not viewer.is_gm:
-                continue  # a GM's secret: nothing tells the others it happened (not even a new version)
-            is_idle = viewer.role == "player" and not viewer.own_combatants(battle.state)
-            if is_idle and shared is not None:
-                payload = shared
-            else:
-                payload = self.service.project(battle, viewer, result.events, undo_offer=result.undo_offer)
-                # the others' pages hold the version they were last told of (a GM's secret since
-                # then sent them nothing): this update follows on from it
-                told = result.prev_version if viewer.is_gm or result.prev_told is None else result.prev_told
-                payload.update(t="update", prev_v=told)
-                if viewer.role == "spectator":
-                    spectators = payload
-                elif is_idle:
-                    # rules see a seat only through what it controls, so seats that control nothing
-                    # look alike: once one looks like the spectators, or two look like each other,
-                    # the rest get that projection without computing it again
-                    if payload == spectators or (idle and payload == idle[0]):
-                        shared = payload
-                    idle.append(payload)
-            room = room_of(result.table_id, viewer)
-            for same, rooms in groups:
-                if same == payload:
-                    rooms.append(room)
-                    break
-            else:
-                groups.append((payload, [room]))
-        # the other processes keep the battle as this command left it, so that their next command
-        # on it needs no read (the compare-and-set still decides)
-        sent = self.service.battle_fields(battle) if isinstance(battle, BattleRecord) else None
-        self._emit_all([("update", payload, rooms[0] if len(rooms) == 1 else rooms) for payload, rooms in groups], battle=sent)
+    # --- broadcasting: the two routes ---------------------------------------------------------
+    def battle_updated(self, result: CommandResult) -> None:
+        """The authority's broadcaster (:attr:`webapp.service.BattleService.broadcaster`): every room of
+        the battle's table gets its update, projected from what the result carries."""
+        self.broadcast.battle_updated(result, self.seats_now(result.table_id, result.seat_ids))
 
-    def broadcast_table(self, table_id: int, *, table: GameTable | None = None, seats: list[Seat] | None = None) -> None:
-        """Send every room of a table its view of the table (after a lineup, an option or a battle
-        changed): the seats read once for all of them (not at all when the command that changed the
-        table passes them along, with the table), one queue message for all the rooms."""
+    def table_changed(self, change: TableChanged) -> None:
+        """Every room of a table gets its view of the table again (after a lineup, an option, a roster,
+        the board, a screen, a seat or the battle changed): the table and its seats as the change
+        passed them along, else read once for all the rooms, with what the GM's view carries."""
+        table, seats = change.table, change.seats
         if table is None or seats is None:
-            table, seats = self.service.table(table_id=table_id), self.service.seats(table_id)
-        viewers = self.viewers_of(table_id, [seat.public_id for seat in seats])
-        self._emit_all([("table", self.table_payload(table, viewer, seats), room_of(table_id, viewer)) for viewer in viewers])
+            table, seats = self.service.table(table_id=change.table_id), self.service.seats(change.table_id)
+        self.seats_now(change.table_id, [seat.public_id for seat in seats])
+        self.broadcast.table_changed(table, seats, join=self.join_of(table), shelf=self.console_shelf(table))
 
-    @staticmethod
-    def _emit_all(emits: list[tuple[str, dict[str, Any], str | list[str]]], battle: dict[str, Any] | None = None) -> None:
-        manager = socketio.server.manager
-        if isinstance(manager, BoardRedisManager):
-            manager.emit_many(emits, battle=battle)  # one queue message for all the rooms
-        else:
-            for event, payload, to in emits:
-                socketio.emit(event, payload, to=to)
-
-    def install_dispatch(self) -> None:
-        """Register the client events with this app's python-socketio server (after ``init_app``).
-        They go straight to python-socketio: Flask-SocketIO would push a Flask app and request
-        context for every event, which no event handler uses and which cost about a third of a
-        declaration's handling. Connect and disconnect keep Flask-SocketIO's handlers."""
-        server = socketio.server
+    def install(self) -> None:
+        """Register the socket handlers with this app's Socket.IO server (after ``init_app``). The
+        client events go straight to python-socketio: Flask-SocketIO would push a Flask app and
+        request context for every event, which no event handler uses and which cost about a third of
+        a declaration's handling. Connect and disconnect keep Flask-SocketIO's handlers (they read
+        the request)."""
+        self.socketio.on("connect")(on_connect)
+        self.socketio.on("disconnect")(on_disconnect)
+        server = self.socketio.server
         if isinstance(server.manager, BoardRedisManager):
             server.manager.on_peer_battle = self.service.learn_battle
             server.manager.on_reconnect = self.queue_back
@@ -370,14 +304,14 @@ class Hub:
         self._gm_keys[table.id] = (time.monotonic(), table.gm_token)
         room = room_of(table.id, Viewer.gm())
         message = "the GM link was replaced from another console, so this one stopped: open the new GM link"
-        socketio.emit("gm_key_replaced", {"message": message}, to=room)
-        socketio.close_room(room)
+        self.socketio.emit("gm_key_replaced", {"message": message}, to=room)
+        self.socketio.close_room(room)
 
     def _drop(self, sid: str) -> None:
         with self._guard:
             self.connections.pop(sid, None)
         try:
-            socketio.server.disconnect(sid, namespace="/")
+            self.socketio.server.disconnect(sid, namespace="/")
         except Exception:  # noqa: BLE001 -- already gone
             pass
 
@@ -385,16 +319,7 @@ class Hub:
         """A seat was taken, or a phone's seat took a new name: the GM's list of seats changes, and
         the names every page shows ("Now: Jinx (Alice)") with it."""
         self.forget_seats(table.id)
-        self.broadcast_table(table.id, table=table, seats=self.service.seats(table.id))
-
-
-def stamp_of(payload: dict[str, Any]) -> str:
-    """A short digest of a table payload: a page compares its table's with the heartbeat's.
-
-    >>> stamp_of({"name": "Keep"}) == stamp_of({"name": "Keep"}) != stamp_of({"name": "Tower"})
-    True
-    """
-    return hashlib.blake2b(dumps_bytes(payload), digest_size=8).hexdigest()
+        self.table_changed(TableChanged(table.id, table, self.service.seats(table.id)))
 
 
 def _hub() -> Hub:
@@ -416,6 +341,18 @@ def _error(exc: Exception) -> dict[str, Any]:
 
 #: every client event: its function and whether only the GM may send it
 EVENT_HANDLERS: dict[str, tuple[Callable[..., dict[str, Any]], bool]] = {}
+#: the client events that change their table: each room of the table gets its view again once one succeeded
+TABLE_EVENTS: set[str] = set()
+
+
+class TableAck(dict[str, Any]):
+    """The answer of a table-changing event whose handler holds the table and its seats as the event
+    left them: the table's broadcast reads neither again. Only the answer itself is sent back."""
+
+    def __init__(self, answer: dict[str, Any], *, table: GameTable, seats: list[Seat]) -> None:
+        super().__init__(answer)
+        self.table = table
+        self.seats = seats
 
 
 def _run(hub: Hub, sid: str, name: str, fn: Callable[..., dict[str, Any]], gm_only: bool, args: tuple[Any, ...]) -> dict[str, Any]:
@@ -444,19 +381,26 @@ def _run(hub: Hub, sid: str, name: str, fn: Callable[..., dict[str, Any]], gm_on
         if gm_only and not conn.viewer.is_gm:
             raise NotPermitted(f"only the GM may {name.replace('_', ' ')}")
         result = fn(hub, conn, payload)
+        if name in TABLE_EVENTS:  # the one route of a table's changes from the sockets
+            known = (result.table, result.seats) if isinstance(result, TableAck) else (None, None)
+            hub.table_changed(TableChanged(conn.table_id, *known))
         return {"ok": True, **(result or {})}
     except Exception as exc:  # every failure becomes a clear error to the sender only
         reply = _error(exc)
-        socketio.emit("error", {"event": name, **reply}, to=sid)
+        hub.socketio.emit("error", {"event": name, **reply}, to=sid)
         return reply
 
 
-def handler(name: str, *, gm_only: bool = False) -> Callable[[Callable[..., dict[str, Any]]], Callable[..., dict[str, Any]]]:
-    """Declare a client-to-server event; :meth:`Hub.install_dispatch` registers it with the server
-    and :func:`_run` checks every call."""
+def handler(name: str, *, gm_only: bool = False, changes_table: bool = False) -> Callable[[Callable[..., dict[str, Any]]], Callable[..., dict[str, Any]]]:
+    """Declare a client-to-server event; :meth:`Hub.install` registers it with the server and
+    :func:`_run` checks every call. ``changes_table``: once the handler succeeded, every room of the
+    table gets its view of the table again (the handler sends none itself; a :class:`TableAck`
+    passes along the table it holds)."""
 
     def decorate(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
         EVENT_HANDLERS[name] = (fn, gm_only)
+        if changes_table:
+            TABLE_EVENTS.add(name)
         return fn
 
     return decorate
@@ -472,7 +416,6 @@ def _battle_id(hub: Hub, conn: Connection, payload: dict[str, Any]) -> int:
     return battle_id
 
 
-@socketio.on("connect")
 def on_connect(auth: Any = None) -> None:
     hub = _hub()
     auth = auth if isinstance(auth, dict) else {}
@@ -492,7 +435,6 @@ def on_connect(auth: Any = None) -> None:
     join_room(room_of(table.id, viewer))
 
 
-@socketio.on("disconnect")
 def on_disconnect(*_: Any) -> None:
     hub = _hub()
     with hub._guard:
@@ -542,33 +484,34 @@ def on_undo(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, An
     return {"v": result.version}
 
 
-@handler("assign", gm_only=True)
+@handler("assign", gm_only=True, changes_table=True)
 def on_assign(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, Any]:
     battle_id = _battle_id(hub, conn, payload)
     result = hub.service.assign(
         battle_id, conn.viewer, payload.get("combatant"), payload.get("controller"), payload.get("seat"), expected_v=payload.get("expected_v")
     )
-    hub.broadcast_table(conn.table_id)
     return {"v": result.version}
 
 
-@handler("battle_start", gm_only=True)
+@handler("battle_start", gm_only=True, changes_table=True)
 def on_battle_start(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, Any]:
     table = hub.service.table(table_id=conn.table_id)
     if table.battle_id is not None and payload.get("replace") is not True:
         current = hub.service.battle(table.battle_id)
         if current.status != "ended":
             raise InvalidDeclaration("a battle is still running: end it first (or send replace: true)")
-    result = hub.service.start_battle(conn.table_id)
-    hub.broadcast_table(conn.table_id, table=result.table, seats=result.seats)
-    return {"battle_id": result.battle_id, "v": result.version}
+    return _started(hub.service.start_battle(conn.table_id))
 
 
-@handler("battle_restart", gm_only=True)
+def _started(result: CommandResult) -> dict[str, Any]:
+    """A new battle's answer; the table, which names it now, and its seats as the start read them."""
+    assert result.table is not None and result.seats is not None
+    return TableAck({"battle_id": result.battle_id, "v": result.version}, table=result.table, seats=result.seats)
+
+
+@handler("battle_restart", gm_only=True, changes_table=True)
 def on_battle_restart(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, Any]:
-    result = hub.service.start_battle(conn.table_id)
-    hub.broadcast_table(conn.table_id, table=result.table, seats=result.seats)
-    return {"battle_id": result.battle_id, "v": result.version}
+    return _started(hub.service.start_battle(conn.table_id))
 
 
 @handler("battle_end", gm_only=True)
@@ -578,17 +521,15 @@ def on_battle_end(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[s
     return {"v": result.version}
 
 
-@handler("lineup_set", gm_only=True)
+@handler("lineup_set", gm_only=True, changes_table=True)
 def on_lineup_set(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, Any]:
     table = hub.service.set_lineup(conn.table_id, payload.get("lineup"))
-    hub.broadcast_table(conn.table_id)
     return {"lineup": table.lineup}
 
 
-@handler("options_set", gm_only=True)
+@handler("options_set", gm_only=True, changes_table=True)
 def on_options_set(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, Any]:
     table = hub.service.set_options(conn.table_id, payload.get("options"))
-    hub.broadcast_table(conn.table_id)
     return {"options": table.options}
 
 
@@ -598,28 +539,25 @@ def on_notes_set(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[st
     return {}
 
 
-@handler("roster_save", gm_only=True)
+@handler("roster_save", gm_only=True, changes_table=True)
 def on_roster_save(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, Any]:
     roster = hub.service.save_roster(conn.table_id, payload.get("name"))
-    hub.broadcast_table(conn.table_id)
     return {"roster_id": roster.id}
 
 
-@handler("roster_load", gm_only=True)
+@handler("roster_load", gm_only=True, changes_table=True)
 def on_roster_load(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, Any]:
     table = hub.service.load_roster(conn.table_id, payload.get("roster_id"), append=payload.get("append") is True)
-    hub.broadcast_table(conn.table_id)
     return {"lineup": table.lineup}
 
 
-@handler("roster_delete", gm_only=True)
+@handler("roster_delete", gm_only=True, changes_table=True)
 def on_roster_delete(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, Any]:
     hub.service.delete_roster(conn.table_id, payload.get("roster_id"))
-    hub.broadcast_table(conn.table_id)
     return {}
 
 
-@handler("board_set", gm_only=True)
+@handler("board_set", gm_only=True, changes_table=True)
 def on_board_set(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, Any]:
     """The GM's board: ``{map?, tokens?, blocked?}`` (see README, Maps and tokens). Blocked squares
     changed while a battle runs reach it first as the GM's ``set_blocked`` declaration (logged, so
@@ -634,7 +572,6 @@ def on_board_set(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[st
                                      actor="gm", table_id=conn.table_id)
         version = result.version
     table = hub.service.write_board(conn.table_id, board)
-    hub.broadcast_table(conn.table_id)
     return {"board": board_payload(table.board), "v": version}
 
 
@@ -665,12 +602,11 @@ class RateLimited(RulesError):
     code = "rate_limited"
 
 
-@handler("display_set", gm_only=True)
+@handler("display_set", gm_only=True, changes_table=True)
 def on_display_set(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, Any]:
     """``{show_join?: bool, show_odds?: bool}``: what the table display shows besides the board."""
     changes = {k: v for k, v in payload.items() if k not in ("battle_id", "expected_v")}  # as ctx.command adds them
     table = hub.service.set_display(conn.table_id, changes)
-    hub.broadcast_table(conn.table_id)
     return {"display": display_settings(table.display)}
 
 
@@ -683,7 +619,7 @@ def _pair_attempt(hub: Hub, conn: Connection) -> None:
         raise RateLimited("too many pairing attempts with a wrong code: wait a minute and try again")
 
 
-@handler("display_pair", gm_only=True)
+@handler("display_pair", gm_only=True, changes_table=True)
 def on_display_pair(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, Any]:
     """``{code}``: the screen showing that pairing code becomes this table's display."""
     _pair_attempt(hub, conn)
@@ -694,15 +630,13 @@ def on_display_pair(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict
 
         limits(hub.app).hit("pair", conn.address or f"table:{conn.table_id}")
         raise
-    hub.broadcast_table(conn.table_id)
     return {"screen": {"id": screen.public_id, "label": screen.label}}
 
 
-@handler("display_unpair", gm_only=True)
+@handler("display_unpair", gm_only=True, changes_table=True)
 def on_display_unpair(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, Any]:
     """``{screen}``: that screen stops being this table's display and shows a new pairing code."""
     hub.service.unpair_screen(conn.table_id, payload.get("screen"))
-    hub.broadcast_table(conn.table_id)
     return {}
 
 
@@ -793,7 +727,7 @@ def _fallen(payload: dict[str, Any]) -> bool:
     return fallen
 
 
-@handler("survivors_save", gm_only=True)
+@handler("survivors_save", gm_only=True, changes_table=True)
 def on_survivors_save(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, Any]:
     """``{battle_id, roster_id?: int, name?: str, load?: bool, fallen?: bool}``: write the survivors of
     a finished battle (those still standing; with ``fallen`` those who fell but live too) into a new
@@ -807,7 +741,6 @@ def on_survivors_save(hub: Hub, conn: Connection, payload: dict[str, Any]) -> di
         conn.table_id, battle_id, roster_id=payload.get("roster_id"), name=payload.get("name"), load=load,
         fallen=_fallen(payload),
     )
-    hub.broadcast_table(conn.table_id)
     return {"roster_id": roster.id, "name": roster.name, "survivors": [e["name"] for e in entries], "left_out": left_out}
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -72,6 +72,16 @@ class BattleRecord:
     def at_step(self) -> int:
         """The step the battle's state stands at: the next command rolls the dice of this + 1."""
         return self.version if self.dice_step is None else self.dice_step
+
+
+#: the fields of a battle record, in order
+RECORD_FIELDS = tuple(f.name for f in fields(BattleRecord))
+
+
+def record_fields(battle: BattleRecord) -> dict[str, Any]:
+    """A battle record as the other processes take it from a broadcast (JSON-shaped, shallow:
+    :meth:`webapp.service.BattleService.learn_battle` reads it back)."""
+    return {name: getattr(battle, name) for name in RECORD_FIELDS}
 
 
 def told_version(battle: Any) -> int:

@@ -24,6 +24,7 @@ from flask import (
 
 from rules import RulesError, available_systems
 
+from .broadcast import TableChanged
 from .export import MAX_BYTES as IMPORT_MAX_BYTES
 from .security import BODY_LIMITS, limits
 from .service import NotFound
@@ -206,7 +207,7 @@ def rotate_join_code(slug: str) -> Any:
     table = _gm_table_or_403(slug)
     hub = _hub()
     hub.service.rotate_join_code(table.id)
-    hub.broadcast_table(table.id)
+    hub.table_changed(TableChanged(table.id))
     return redirect(url_for("board.gm_page", slug=table.slug) + "#join")
 
 
@@ -447,7 +448,7 @@ def pair_screen(code: str = "") -> Any:
     except RulesError as exc:
         limits().hit("pair", _address())
         return _pair_form(code, error=str(exc), status=400)
-    hub.broadcast_table(table.id)
+    hub.table_changed(TableChanged(table.id))
     return _pair_form("", done={"screen": screen, "table": table})
 
 

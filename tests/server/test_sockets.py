@@ -9,6 +9,7 @@ import pytest
 
 from rules.core import Viewer
 from tests.conftest import Table, duel_lineup, make_app
+from webapp import broadcast
 from webapp.app import socketio
 from webapp.sockets import CLIENT_EVENTS, GM_EVENTS
 
@@ -477,7 +478,8 @@ def test_every_seat_gets_its_own_projection_and_idle_seats_share_one(duel: Table
         c.get_received()
     projected: list[str] = []
     real_project = service.project
-    monkeypatch.setattr(service, "project", lambda battle, viewer, events, **kw: projected.append(viewer.role) or real_project(battle, viewer, events, **kw))
+    projecting = broadcast.project
+    monkeypatch.setattr(broadcast, "project", lambda battle, viewer, *args: projected.append(viewer.role) or projecting(battle, viewer, *args))
     assert choose(alice, duel, "jharek", "defend")["ok"]
     assert projected.count("player") == 3, "the two fighting seats and one idle seat, not every idle seat"
     battle = service.battle(duel.battle_id)
@@ -525,3 +527,65 @@ def test_a_restart_sends_every_room_its_own_table_view(duel: Table, monkeypatch:
     alice_view = alice.emit("sync", {}, callback=True)["table"]
     assert gm_view["role"] == "gm" and "join_code" in gm_view
     assert alice_view["seat"]["id"] == duel.seat_a.public_id and "join_code" not in alice_view
+
+
+# --- one route for a table's changes ------------------------------------------------------------
+
+
+def _table_event_payload(duel: Table, event: str) -> dict[str, Any]:
+    """A payload with which ``event`` succeeds at the duel's table (made ready through the service)."""
+    service, table_id = duel.service, duel.table.id
+    if event in ("roster_load", "roster_delete"):
+        return {"roster_id": service.save_roster(table_id, "Regulars").id}
+    if event == "display_pair":
+        return {"code": service.new_screen("TV").code}
+    if event == "display_unpair":
+        return {"screen": service.pair_screen(table_id, service.new_screen("TV").code).public_id}
+    if event == "survivors_save":
+        service.end_battle(duel.battle_id, Viewer.gm())
+        return {"battle_id": duel.battle_id, "name": "Survivors"}
+    return {
+        "assign": {"battle_id": duel.battle_id, "combatant": "monster", "controller": "gm"},
+        "battle_start": {"replace": True},
+        "battle_restart": {},
+        "lineup_set": {"lineup": service.table(table_id=table_id).lineup},
+        "options_set": {"options": {}},
+        "roster_save": {"name": "Regulars"},
+        "display_set": {"show_join": True},
+    }[event]
+
+
+def test_the_events_that_change_a_table_are_declared_so() -> None:
+    from webapp.sockets import TABLE_EVENTS
+
+    assert TABLE_EVENTS == {"assign", "battle_start", "battle_restart", "lineup_set", "options_set", "roster_save", "roster_load",
+                            "roster_delete", "board_set", "display_set", "display_pair", "display_unpair", "survivors_save"}
+
+
+# board_set needs a grid system: tests/server/test_maps.py sends it to every viewer
+@pytest.mark.parametrize("event", sorted(["assign", "battle_start", "battle_restart", "lineup_set", "options_set", "roster_save",
+                                          "roster_load", "roster_delete", "display_set", "display_pair", "display_unpair",
+                                          "survivors_save"]))
+def test_a_table_change_sends_every_room_its_table_once(duel: Table, event: str) -> None:
+    """Whichever event changed the table, every room gets its own view of it once, as its sync gives it."""
+    gm, alice, bob, spectator = duel.gm(), duel.alice(), duel.bob(), duel.spectator()
+    payload = _table_event_payload(duel, event)
+    for client in (gm, alice, bob, spectator):
+        client.get_received()
+    ack = gm.emit(event, payload, callback=True)
+    assert ack["ok"], ack
+    for client in (gm, alice, bob, spectator):
+        tables = [m["args"][0] for m in client.get_received() if m["name"] == "table"]
+        assert len(tables) == 1, (event, len(tables))
+        assert tables[0] == client.emit("sync", {}, callback=True)["table"]
+
+
+def test_a_refused_table_change_sends_no_table(duel: Table) -> None:
+    gm, alice = duel.gm(), duel.alice()
+    for client in (gm, alice):
+        client.get_received()
+    assert not gm.emit("options_set", {"options": "all of them"}, callback=True)["ok"]
+    assert not gm.emit("roster_load", {"roster_id": 999}, callback=True)["ok"]
+    assert not alice.emit("lineup_set", {"lineup": []}, callback=True)["ok"]  # not the GM
+    for client in (gm, alice):
+        assert [m for m in client.get_received() if m["name"] == "table"] == []
