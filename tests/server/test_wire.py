@@ -179,6 +179,25 @@ def test_a_publish_while_redis_is_down_gives_up_at_once(monkeypatch: Any) -> Non
     assert time.monotonic() - start < 2.0  # refused at once, then not even tried for a moment
 
 
+def test_the_queue_relies_only_on_python_socketios_extension_points() -> None:
+    """Of python-socketio's private names, the Redis fan-out overrides and calls only a pub/sub
+    manager's documented extension points, ``_publish`` and ``_listen``; it sends through the public
+    API (``get_participants``, Engine.IO's ``send_packet``), never the server's private senders."""
+    import inspect
+    import re
+
+    import socketio as python_socketio
+
+    theirs = {name for cls in python_socketio.RedisManager.__mro__ for name in vars(cls)}
+    theirs |= set(vars(python_socketio.RedisManager("redis://127.0.0.1:1/0", write_only=True)))
+    theirs |= {name for cls in python_socketio.Server.__mro__ for name in vars(cls)}
+    source = inspect.getsource(wire.BoardRedisManager)
+    used = set(re.findall(r"\bself\.(?:server\.(?:eio\.)?)?(_[A-Za-z]\w*)", source)) | set(vars(wire.BoardRedisManager))
+    private = {name for name in used & theirs if name.startswith("_") and not name.startswith("__")}
+    assert private == {"_publish", "_listen"}
+    assert "self.server._" not in source and "self.server.eio._" not in source
+
+
 def test_the_app_sends_board_packets(duel: Table) -> None:
     assert socketio.server.packet_class is wire.BoardPacket
 
