@@ -78,6 +78,7 @@ def cmd_test(args: list[str]) -> int:
     run(BIN / "battleboard", "fetch-assets", "--tests")  # the browser libraries, and axe-core for the accessibility tests
     say("ruff check")
     run(BIN / "ruff", "check", "rules", "webapp", "tests")
+    run(BIN / "lint-imports", "--no-cache")  # the import contracts in pyproject.toml: layers, pure rules, no cycles
     say("pytest")
     return run(BIN / "python", "-m", "pytest", *(args or ["-q"]), check=False)
 
