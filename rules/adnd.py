@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
-from . import contract, terrain
+from . import contract, read, terrain
 from .carry_over import carried_fields, carry_over_help
 from .contract import RuleSystem
 from .core import (
@@ -626,11 +626,9 @@ class AdndDemonIdol(RuleSystem):
     def _skip(self, state: State, key: str, declaration: Mapping[str, Any], events: list[Event]) -> bool:
         if not declaration.get("skip"):
             return False
-        note = declaration.get("note") or ""
-        if not isinstance(note, str) or len(note) > 200:
-            raise InvalidDeclaration("the note must be text of at most 200 characters")
-        state["steps"][key] = {"skipped": True, "note": note.strip()}
-        words = f" ({note.strip()})" if note.strip() else ""
+        note = read.text(declaration, "note", 200)
+        state["steps"][key] = {"skipped": True, "note": note}
+        words = f" ({note})" if note else ""
         events.append(event("check.skipped", f"The DM skips the {PHASE_LABELS[key].lower()}{words}.", step=key))
         return True
 
@@ -640,7 +638,7 @@ class AdndDemonIdol(RuleSystem):
                            events: list[Event]) -> None:
         self._expect(state, "reaction")
         if not self._skip(state, "reaction", d, events):
-            adj = _int(d, "adjustment", 0, -50, 50)
+            adj = read.whole(d, "adjustment", -50, 50, default=0)
             roll = rolled_by(dice, "gm").randint(1, 100, "reaction (d100)")
             total = roll.total + adj
             key, words = reaction_band(total)
@@ -688,7 +686,7 @@ class AdndDemonIdol(RuleSystem):
                            events: list[Event]) -> None:
         self._expect(state, "distance")
         if d.get("skip"):
-            distance = _int(d, "distance", None, 0, 60)
+            distance = read.whole(d, "distance", 0, 60)
             self._skip(state, "distance", d, events)
         else:
             surprised = state["surprise"].get("side")
@@ -734,7 +732,7 @@ class AdndDemonIdol(RuleSystem):
         if (not isinstance(group, list) or not group
                 or any(not isinstance(c, str) or c not in state["combatants"] for c in group)):
             raise InvalidDeclaration("combatants must list the ids of the group that checks morale")
-        modifier = _int(d, "modifier", 0, -100, 100)
+        modifier = read.whole(d, "modifier", -100, 100, default=0)
         roll = rolled_by(dice, "gm").randint(1, 100, "morale (d100)")
         total = roll.total + modifier
         # the score is the monster type's (ruling AD&D-4): hit dice and the +M, never current hit points
@@ -936,9 +934,7 @@ class AdndDemonIdol(RuleSystem):
     def _do_declare(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                     events: list[Event]) -> None:
         self._expect(state, "declarations")
-        cid = require(d, "combatant", str, "the combatant who acts")
-        if cid not in state["combatants"]:
-            raise InvalidDeclaration(f"no combatant {cid!r}")
+        cid = read.combatant(d, "combatant", state)
         if not viewer.controls(state, cid):
             raise IllegalDeclaration("you can declare only for your own combatants")
         c = state["combatants"][cid]
@@ -998,7 +994,7 @@ class AdndDemonIdol(RuleSystem):
             raise InvalidDeclaration(f"kind must be one of {', '.join(ACTION_KINDS)} (got {kind!r})")
         letter = ACTION_KINDS[kind][0]
         out: dict[str, Any] = {"kind": kind, "letter": letter, "target": None, "prepared": False, "trigger": "",
-                               "note": _text(d, "note", 80)}
+                               "note": read.text(d, "note", 80)}
         target = d.get("target")
         if kind in TARGETED or (kind == "spell" and target):
             if not isinstance(target, str) or target not in state["combatants"]:
@@ -1018,9 +1014,9 @@ class AdndDemonIdol(RuleSystem):
         if kind == "spell":
             if not c["caster"]:
                 raise IllegalDeclaration(f"{c['name']} does not cast spells")
-            out["spell"] = _text(d, "spell", 40) or "a spell"
-            out["casting_time"] = _int(d, "casting_time", 1, 1, 10)
-            dmg = _text(d, "damage", 12)
+            out["spell"] = read.text(d, "spell", 40) or "a spell"
+            out["casting_time"] = read.whole(d, "casting_time", 1, 10, default=1)
+            dmg = read.text(d, "damage", 12)
             if dmg:
                 parse_dice(dmg)
             out["damage"] = dmg
@@ -1031,9 +1027,10 @@ class AdndDemonIdol(RuleSystem):
         if kind == "psionic" and not c.get("psionic"):
             raise IllegalDeclaration(f"{c['name']} has no psionic powers")
         if kind in ("device", "custom"):
-            out["segments"] = _int(d, "segments", 1, 1, 10)
+            out["segments"] = read.whole(d, "segments", 1, 10, default=1)
         if kind == "move" and (d.get("x") is not None or d.get("y") is not None):
-            x, y = _int(d, "x", 0, 0, state["grid"]["width"] - 1), _int(d, "y", 0, 0, state["grid"]["height"] - 1)
+            x = read.whole(d, "x", 0, state["grid"]["width"] - 1, default=0)
+            y = read.whole(d, "y", 0, state["grid"]["height"] - 1, default=0)
             if [x, y] in state.get("blocked", []):
                 raise IllegalDeclaration(f"square ({x}, {y}) is blocked")
             way = terrain.path_length((c["x"], c["y"]), (x, y), terrain.blocked_of(state), state["grid"]["width"],
@@ -1049,7 +1046,7 @@ class AdndDemonIdol(RuleSystem):
             if kind in ("none", "psionic"):
                 raise IllegalDeclaration("only a real action can be prepared")
             out["prepared"] = True
-            out["trigger"] = _text(d, "trigger", 80) or "when the moment comes"
+            out["trigger"] = read.text(d, "trigger", 80) or "when the moment comes"
         return out
 
     def _describe(self, state: State, a: Mapping[str, Any], *, note: bool = True) -> str:
@@ -1847,9 +1844,7 @@ class AdndDemonIdol(RuleSystem):
             self._end_resolution(state, dice, events)
 
     def _own(self, state: State, d: Mapping[str, Any], viewer: Viewer) -> str:
-        cid = require(d, "combatant", str, "the combatant")
-        if cid not in state["combatants"]:
-            raise InvalidDeclaration(f"no combatant {cid!r}")
+        cid = read.combatant(d, "combatant", state)
         if not viewer.controls(state, cid):
             raise IllegalDeclaration("you can act only for your own combatants")
         return cid
@@ -1957,8 +1952,7 @@ class AdndDemonIdol(RuleSystem):
                  events: list[Event]) -> None:
         cid = self._own(state, d, viewer)
         c = state["combatants"][cid]
-        x = _int(d, "x", None, 0, state["grid"]["width"] - 1)
-        y = _int(d, "y", None, 0, state["grid"]["height"] - 1)
+        x, y = read.square(d, state["grid"]["width"], state["grid"]["height"])
         if [x, y] in state.get("blocked", []):
             raise IllegalDeclaration(f"square ({x}, {y}) is blocked")
         c["x"], c["y"] = x, y
@@ -2003,7 +1997,7 @@ class AdndDemonIdol(RuleSystem):
         cid = self._own(state, d, viewer)
         c = state["combatants"][cid]
         before = self._condition_word(c)
-        c["hp"] = _int(d, "hp", None, -20, 500)
+        c["hp"] = read.whole(d, "hp", -20, 500)
         if c["hp"] > 0 and c["condition"] in ("down", "dead"):
             c["condition"] = "ok"
         self._condition_after(state, cid)
@@ -2460,30 +2454,6 @@ class AdndDemonIdol(RuleSystem):
 def _auto_decl(kind: str, target: str | None = None, by: str = "auto") -> dict[str, Any]:
     return {"kind": kind, "letter": ACTION_KINDS[kind][0], "target": target, "prepared": False, "trigger": "",
             "note": "", "delay": 0, "seconds": 0, "by": by}
-
-
-def _int(d: Mapping[str, Any], key: str, default: int | None, low: int, high: int) -> int:
-    raw = d.get(key, default)
-    if raw is None:
-        raise InvalidDeclaration(f"the declaration needs {key}")
-    if isinstance(raw, str) and raw.strip().lstrip("+-").isdigit():
-        raw = int(raw.strip())
-    if isinstance(raw, float) and raw.is_integer():
-        raw = int(raw)
-    if isinstance(raw, bool) or not isinstance(raw, int):
-        raise InvalidDeclaration(f"{key} must be a whole number")
-    if not low <= raw <= high:
-        raise InvalidDeclaration(f"{key} must be between {low} and {high} (got {raw})")
-    return raw
-
-
-def _text(d: Mapping[str, Any], key: str, limit: int) -> str:
-    raw = d.get(key) or ""
-    if not isinstance(raw, str):
-        raise InvalidDeclaration(f"{key} must be text")
-    if len(raw.strip()) > limit:
-        raise InvalidDeclaration(f"{key} is too long (at most {limit} characters)")
-    return raw.strip()
 
 
 def _at(d: Mapping[str, Any]) -> float:

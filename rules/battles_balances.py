@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-from . import contract, terrain
+from . import contract, read, terrain
 from .carry_over import carried_fields, carry_over_help, parse_effects
 from .contract import RuleSystem
 from .core import (
@@ -40,7 +40,6 @@ from .core import (
     State,
     Viewer,
     event,
-    require,
 )
 from .dice import DiceSource, Roll
 from .errors import IllegalDeclaration, InvalidDeclaration
@@ -453,9 +452,7 @@ class BattlesAndBalances(RuleSystem):
     def _actor_for(
         self, state: State, declaration: Mapping[str, Any], viewer: Viewer, need_ap: bool = True
     ) -> dict[str, Any]:
-        cid = require(declaration, "combatant", str, "the combatant who acts")
-        if cid not in state["combatants"]:
-            raise InvalidDeclaration(f"no combatant {cid!r}")
+        cid = read.combatant(declaration, "combatant", state)
         if state["status"] != "active":
             raise IllegalDeclaration("the battle is not running")
         if state["actor"] != cid:
@@ -469,9 +466,7 @@ class BattlesAndBalances(RuleSystem):
         return c
 
     def _target(self, state: State, declaration: Mapping[str, Any], attacker: Mapping[str, Any]) -> dict[str, Any]:
-        tid = require(declaration, "target", str, "a target")
-        if tid not in state["combatants"]:
-            raise InvalidDeclaration(f"no combatant {tid!r} to target")
+        tid = read.combatant(declaration, "target", state)
         target = state["combatants"][tid]
         if tid == attacker["id"]:
             raise IllegalDeclaration("a character cannot attack itself")
@@ -513,7 +508,7 @@ class BattlesAndBalances(RuleSystem):
     @contract.declaration("move")
     def _do_move(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource) -> list[Event]:
         mover = self._actor_for(state, d, viewer)
-        x, y = _square(d, state)
+        x, y = read.square(d, state["options"]["grid_width"], state["options"]["grid_height"])
         if (x, y) == (mover["x"], mover["y"]):
             raise IllegalDeclaration("that is where the character already stands")
         if _occupant(state, x, y):
@@ -551,8 +546,8 @@ class BattlesAndBalances(RuleSystem):
     @contract.declaration("custom_action", by="gm")
     def _do_custom_action(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource) -> list[Event]:
         c = self._actor_for(state, d, viewer)
-        cost = _int(d, "cost", 0, 999)
-        label = _text(d, "label", "a special action")
+        cost = read.whole(d, "cost", 0, 999)
+        label = read.text(d, "label", 80, "a special action")
         events = [event("action.taken", f"{c['name']}: {label}.", combatant=c["id"], label=label)]
         return events + self._finish_action(state, c, cost, label, dice)
 
@@ -562,15 +557,15 @@ class BattlesAndBalances(RuleSystem):
         who = _roller(state, d, "")
         difficulty = d.get("difficulty", "routine")
         if difficulty == "custom":
-            target = _int(d, "target", 1, 1000)
+            target = read.whole(d, "target", 1, 1000)
             level = f"target {target}"
         elif difficulty in THRESHOLD_VALUES:
             target = THRESHOLD_VALUES[difficulty]
             level = f"{difficulty} ({target})"
         else:
             raise InvalidDeclaration("difficulty must be one of " + ", ".join([*THRESHOLD_VALUES, "custom"]))
-        label = _text(d, "label", "a check")
-        penalty = _int(d, "failure_wounds", 0, 9999, default=0)
+        label = read.text(d, "label", 80, "a check")
+        penalty = read.whole(d, "failure_wounds", 0, 9999, default=0)
         if penalty and not who["combatant"]:
             raise InvalidDeclaration("failure_wounds needs a character to take them")
         totals, rolls = _three_rolls(dice, who, label)
@@ -608,7 +603,7 @@ class BattlesAndBalances(RuleSystem):
         mode = d.get("mode") or state["options"]["contest_mode"]
         if mode not in ("summed", "best_of_three"):
             raise InvalidDeclaration("mode must be summed or best_of_three")
-        label = _text(d, "label", "a contest")
+        label = read.text(d, "label", 80, "a contest")
         a_totals, b_totals, rolls = [], [], []
         for i in range(3):
             t, r = _pool_roll(rolled_by(dice, a["combatant"] or "gm"), a["dice"], a["size"], f"{a['name']} {label} roll {i + 1}", a["luck"], a["bonus"])
@@ -636,15 +631,13 @@ class BattlesAndBalances(RuleSystem):
         return [event("contest.won" if winner else "contest.drawn", text, rolls=rolls, **result)]
 
     def _gm_target(self, state: State, d: Mapping[str, Any]) -> dict[str, Any]:
-        cid = require(d, "combatant", str, "the combatant")
-        if cid not in state["combatants"]:
-            raise InvalidDeclaration(f"no combatant {cid!r}")
+        cid = read.combatant(d, "combatant", state)
         return state["combatants"][cid]
 
     @contract.declaration("heal", by="gm", after_end=True)
     def _do_heal(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource) -> list[Event]:
         c = self._gm_target(state, d)
-        amount = _int(d, "amount", 1, 9999)
+        amount = read.whole(d, "amount", 1, 9999)
         means = d.get("means", "other")
         words = {"food": "eats", "rest": "rests", "healer": "is tended by a healer", "other": "is healed"}
         if means not in words:
@@ -662,7 +655,7 @@ class BattlesAndBalances(RuleSystem):
     @contract.declaration("cure", by="gm", after_end=True)
     def _do_cure(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource) -> list[Event]:
         c = self._gm_target(state, d)
-        effect = _text(d, "effect", "")
+        effect = read.text(d, "effect", 80, "")
         if effect and effect not in c["effects"]:
             raise IllegalDeclaration(f"{c['name']} is not suffering from {effect}")
         cured = [effect] if effect else sorted(c["effects"])
@@ -676,7 +669,7 @@ class BattlesAndBalances(RuleSystem):
     def _do_bless(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource) -> list[Event]:
         c = self._gm_target(state, d)
         kind = d.get("kind", "blessing")
-        count = _int(d, "count", 1, 20, default=1)
+        count = read.whole(d, "count", 1, 20, default=1)
         if kind == "blessing":
             c["blessings"] += count
             text = f"{c['name']} is blessed ({c['blessings']} pending)."
@@ -706,7 +699,7 @@ class BattlesAndBalances(RuleSystem):
         limits = {"ap": (-9999, 9999), "wounds": (0, 9999), "ammo": (0, 999), "armour_wear": (0, 100)}
         if field not in limits:
             raise InvalidDeclaration("field must be one of " + ", ".join(limits))
-        value = _int(d, "value", *limits[field])
+        value = read.whole(d, "value", *limits[field])
         c[field] = value
         if field == "armour_wear":
             c["armour_broken"] = bool(state["options"]["armour_wear"] and c["armour_weight"] > 0
@@ -729,7 +722,7 @@ class BattlesAndBalances(RuleSystem):
     @contract.declaration("place", by="gm", after_end=True)
     def _do_place(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource) -> list[Event]:
         c = self._gm_target(state, d)
-        x, y = _square(d, state)
+        x, y = read.square(d, state["options"]["grid_width"], state["options"]["grid_height"])
         other = _occupant(state, x, y)
         if other and other != c["id"]:
             raise IllegalDeclaration("that square is taken")
@@ -1121,46 +1114,18 @@ def _auto_square(
     raise InvalidDeclaration("the grid is too small for everyone")
 
 
-def _square(d: Mapping[str, Any], state: Mapping[str, Any]) -> tuple[int, int]:
-    x = require(d, "x", int, "a column x")
-    y = require(d, "y", int, "a row y")
-    width, height = state["options"]["grid_width"], state["options"]["grid_height"]
-    if not (0 <= x < width and 0 <= y < height):
-        raise InvalidDeclaration(f"x and y must lie on the {width}x{height} grid")
-    return x, y
-
-
-def _int(d: Mapping[str, Any], key: str, low: int, high: int, default: int | None = None) -> int:
-    value = d.get(key, default)
-    if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
-        value = int(value)
-    if value is None or isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidDeclaration(f"{key} must be a whole number")
-    if not low <= value <= high:
-        raise InvalidDeclaration(f"{key} must be between {low} and {high}")
-    return value
-
-
-def _text(d: Mapping[str, Any], key: str, default: str) -> str:
-    value = d.get(key) or default
-    if not isinstance(value, str) or len(value) > 80:
-        raise InvalidDeclaration(f"{key} must be a short text")
-    return value.strip() or default
-
-
 def _roller(state: Mapping[str, Any], d: Mapping[str, Any], prefix: str) -> dict[str, Any]:
     """Who rolls in a check or contest: a combatant's attribute, or a named pool typed by the GM."""
     cid = d.get(prefix + "combatant") or ""
     luck = d.get(prefix + "luck") or "normal"
     if luck not in ("normal", "blessed", "cursed", "pending"):
         raise InvalidDeclaration(f"{prefix}luck must be normal, blessed, cursed or pending")
-    bonus = _int(d, prefix + "bonus", -100, 100, default=0)
+    bonus = read.whole(d, prefix + "bonus", -100, 100, default=0)
     consume = None
     if luck == "pending" and not cid:
         raise InvalidDeclaration(f"{prefix}luck 'pending' needs a character whose blessing or curse is used")
     if cid:
-        if not isinstance(cid, str) or cid not in state["combatants"]:
-            raise InvalidDeclaration(f"no combatant {cid!r}")
+        cid = read.combatant(d, prefix + "combatant", state)
         c = state["combatants"][cid]
         if luck == "pending":
             good, bad = c["blessings"] > 0, c["curses"] > 0
@@ -1174,9 +1139,9 @@ def _roller(state: Mapping[str, Any], d: Mapping[str, Any], prefix: str) -> dict
         name, count, size = c["name"], c[attribute], c["size"]
         pool_name = f"{attribute.capitalize()} {count}d{size}"
     else:
-        name = _text(d, prefix + "name", "Someone")
-        count = _int(d, prefix + "dice", 0, 50)
-        size = _int(d, prefix + "size", 2, 100, default=8)
+        name = read.text(d, prefix + "name", 80, "Someone")
+        count = read.whole(d, prefix + "dice", 0, 50)
+        size = read.whole(d, prefix + "size", 2, 100, default=8)
         pool_name = f"{count}d{size}"
     if bonus:
         pool_name += f"{bonus:+d}"

@@ -34,7 +34,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from . import contract, terrain
+from . import contract, read, terrain
 from .carry_over import carried_fields, carry_over_help, parse_conditions
 from .contract import RuleSystem
 from .core import GM_ONLY, Event, Field, State, Viewer, combatant_visibility, event, told
@@ -885,21 +885,7 @@ class EclipsePhase(RuleSystem):
 
     # field helpers
     def _combatant(self, state: State, declaration: Mapping[str, Any], key: str = "combatant") -> dict[str, Any]:
-        cid = declaration.get(key)
-        if not isinstance(cid, str):
-            raise InvalidDeclaration(f"the declaration needs {key} (a combatant id)")
-        if cid not in state["combatants"]:
-            raise InvalidDeclaration(f"{key}: no combatant {cid!r}")
-        return state["combatants"][cid]
-
-    @staticmethod
-    def _int(declaration: Mapping[str, Any], key: str) -> int:
-        value = declaration.get(key)
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise InvalidDeclaration(f"the declaration needs {key} as a whole number")
-        return value
+        return state["combatants"][read.combatant(declaration, key, state)]
 
     @staticmethod
     def _flag(declaration: Mapping[str, Any], key: str) -> bool:
@@ -931,9 +917,9 @@ class EclipsePhase(RuleSystem):
     def _do_move(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource,
                  events: list[Event]) -> None:
         c = self._combatant(state, d)
-        x, y = self._int(d, "x"), self._int(d, "y")
+        x, y = read.whole(d, "x"), read.whole(d, "y")
         opts = state["options"]
-        if not (0 <= x < opts["width"] and 0 <= y < opts["height"]):
+        if not (0 <= x < opts["width"] and 0 <= y < opts["height"]):  # a legal question here (tested so)
             raise IllegalDeclaration(f"square ({x}, {y}) is off the grid")
         if (x, y) == (c["x"], c["y"]):
             raise IllegalDeclaration(f"{c['name']} is already there")
@@ -1034,7 +1020,7 @@ class EclipsePhase(RuleSystem):
 
     # attack
     def _weapon(self, c: Mapping[str, Any], d: Mapping[str, Any]) -> tuple[int, dict[str, Any]]:
-        index = self._int(d, "weapon")
+        index = read.whole(d, "weapon")
         if not 0 <= index < len(c["weapons"]):
             raise InvalidDeclaration(f"weapon must be 0 to {len(c['weapons']) - 1} for {c['name']}")
         if c["weapons"][index].get("dropped_at"):
@@ -1480,7 +1466,7 @@ class EclipsePhase(RuleSystem):
         """A combatant takes back a weapon a called shot knocked from its hand: its complex action for the turn."""
         c = self._combatant(state, d)
         self._require_active(state, c)
-        index = self._int(d, "weapon")
+        index = read.whole(d, "weapon")
         if not 0 <= index < len(c["weapons"]) or not c["weapons"][index].get("dropped_at"):
             raise IllegalDeclaration(f"{c['name']} has no such weapon on the ground")
         weapon = c["weapons"][index]
@@ -1545,7 +1531,7 @@ class EclipsePhase(RuleSystem):
         label = d.get("label")
         if not isinstance(label, str) or not label.strip() or len(label.strip()) > 40:
             raise InvalidDeclaration("label must be a short text (1 to 40 characters)")
-        value = self._int(d, "value")
+        value = read.whole(d, "value")
         if not -60 <= value <= 60 or value == 0:
             raise InvalidDeclaration("value must be between −60 and +60 and not zero")
         applies = self._choice(d, "applies", ("attack", "defence", "all"), "all")
@@ -1600,7 +1586,7 @@ class EclipsePhase(RuleSystem):
         c = self._combatant(state, d)
         if state["pending"] is not None:
             raise IllegalDeclaration("finish the attack in progress first")
-        damage, wounds = self._int(d, "damage"), self._int(d, "wounds")
+        damage, wounds = read.whole(d, "damage"), read.whole(d, "wounds")
         if not (0 <= damage <= 999 and 0 <= wounds <= 99):
             raise InvalidDeclaration("damage must be 0 to 999 and wounds 0 to 99")
         c["damage"], c["wounds"] = damage, wounds

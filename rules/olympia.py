@@ -51,7 +51,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from . import contract
+from . import contract, read
 from .carry_over import carry_over_help
 from .contract import RuleSystem
 from .core import Event, Field, State, Viewer, event, require
@@ -497,16 +497,10 @@ class Olympia(RuleSystem):
         if state["status"] != "setup":
             raise IllegalDeclaration(f"{what} only before the battle begins")
 
-    def _combatant(self, state: State, declaration: Mapping[str, Any]) -> str:
-        cid = require(declaration, "combatant", str, "a combatant")
-        if cid not in state["combatants"]:
-            raise InvalidDeclaration(f"no combatant {cid!r}")
-        return cid
-
     @contract.declaration("set_behind")
     def _set_behind(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource) -> list[Event]:
-        cid = self._combatant(state, d)
-        behind = Field("behind", "behind", "int", None, 0, 9).clean(require(d, "behind", int, "behind (0-9)"))
+        cid = read.combatant(d, "combatant", state)
+        behind = Field("behind", "behind", "int", None, 0, 9).clean(read.whole(d, "behind"))
         self._deployment_only(state, "units move between rows")
         noble = state["combatants"][cid]
         noble["behind"] = behind
@@ -515,11 +509,11 @@ class Olympia(RuleSystem):
     @contract.declaration("set_break_point")
     def _set_break_point(self, state: State, d: Mapping[str, Any], viewer: Viewer, dice: DiceSource) -> list[Event]:
         value = Field("break_point", "break point", "int", None, 0, 100).clean(
-            require(d, "break_point", int, "a break point (0-100)")
+            read.whole(d, "break_point")
         )
         cid = d.get("combatant")
         if cid is not None:
-            cid = self._combatant(state, d)
+            cid = read.combatant(d, "combatant", state)
             side = state["combatants"][cid]["side"]
             if not state["combatants"][cid]["leader"]:
                 raise IllegalDeclaration("only the stack leader sets the break point")
@@ -537,7 +531,7 @@ class Olympia(RuleSystem):
         if not isinstance(side, str) or side not in state["sides"]:
             raise InvalidDeclaration("the declaration needs a side (A or B)")
         kind = Field("structure", "structure", "choice", None, choices=STRUCTURE_CHOICES).clean(d.get("structure"))
-        damage = Field("damage", "damage", "int", 0, 0, 99).clean(d.get("damage", 0))
+        damage = Field("damage", "damage", "int", 0, 0, 99).clean(read.whole(d, "damage", default=0))
         self._deployment_only(state, "structures are placed")
         state["sides"][side]["structure"] = None if kind == "none" else {"kind": kind, "damage": damage, "destroyed": False}
         what = "no structure" if kind == "none" else f"a {STRUCTURES[kind].label} ({damage} damage)"
@@ -557,6 +551,9 @@ class Olympia(RuleSystem):
         if len(state["specials"]) >= MAX_SPECIALS:
             raise IllegalDeclaration(f"at most {MAX_SPECIALS} special attacks in one battle: remove one first")
         values = {k: d.get(k, base.get(k)) for k in ("name", "attacks", "rating", "reach", "rounds")}
+        for k in ("attacks", "rating", "rounds"):
+            if values[k] is not None:
+                values[k] = read.as_whole(values[k], k)
         name = Field("name", "special attack name", "text", None, 1, 40).clean(values["name"])
         attacks = Field("attacks", "attacks", "int", None, 1, 100_000).clean(values["attacks"])
         rating = Field("rating", "rating", "int", None, 1, 10_000).clean(values["rating"])

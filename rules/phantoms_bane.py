@@ -37,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from . import contract
+from . import contract, read
 from .carry_over import carried_fields, carry_over_help
 from .contract import RuleSystem
 from .core import (
@@ -702,9 +702,7 @@ def _set_escape(state: State, declaration: Mapping[str, Any]) -> list[Event]:
 
 
 def _choose(state: State, declaration: Mapping[str, Any], dice: DiceSource) -> tuple[State, list[Event]]:
-    cid = require(declaration, "combatant", str, "a combatant id")
-    if cid not in state["combatants"]:
-        raise InvalidDeclaration(f"combatant: there is no combatant {cid!r} in this duel")
+    cid = read.combatant(declaration, "combatant", state)
     option = declaration.get("option")
     if option not in OPTIONS:
         raise InvalidDeclaration(f"option must be one of {', '.join(OPTIONS)} (got {option!r})")

@@ -26,6 +26,7 @@ from math import factorial, gcd
 from typing import Any
 
 from .. import battles_balances as bb
+from .. import read
 from ..contract import RuleSystem
 from ..core import State, Viewer, clone
 from ..dice import Roll, notation
@@ -318,7 +319,7 @@ def check_odds(known: Mapping[str, Any], declaration: Mapping[str, Any]) -> dict
     who = bb._roller(known, declaration, "")
     difficulty = declaration.get("difficulty", "routine")
     if difficulty == "custom":
-        target = bb._int(declaration, "target", 1, 1000)
+        target = read.whole(declaration, "target", 1, 1000)
     elif difficulty in bb.THRESHOLD_VALUES:
         target = bb.THRESHOLD_VALUES[difficulty]
     else:

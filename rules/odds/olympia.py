@@ -21,10 +21,11 @@ from typing import Any
 
 import numpy as np
 
+from .. import read
 from ..contract import RuleSystem
 from ..core import State, Viewer, clone
 from ..dice import Roll, notation
-from ..errors import IllegalDeclaration, InvalidDeclaration
+from ..errors import IllegalDeclaration
 from .common import estimate, mean_estimate
 
 GM = Viewer.gm()
@@ -124,9 +125,7 @@ def simulate(system: RuleSystem, state: State, battles: int, seed: str) -> dict[
 def odds(system: RuleSystem, state: State, viewer: Viewer, declaration: Mapping[str, Any]) -> dict[str, Any]:
     if state.get("status") == "ended":
         raise IllegalDeclaration("the battle is over")
-    battles = declaration.get("battles", DEFAULT_BATTLES)
-    if isinstance(battles, bool) or not isinstance(battles, int) or not 10 <= battles <= MAX_BATTLES:
-        raise InvalidDeclaration(f"battles must be a whole number from 10 to {MAX_BATTLES}")
+    battles = read.whole(declaration, "battles", 10, MAX_BATTLES, default=DEFAULT_BATTLES)
     known = public_state(state)
     men = sum(sum(c["troops"].values()) + 1 for c in known["combatants"].values())
     requested = battles
