@@ -29,14 +29,18 @@ printed and taken out). For each tap:
 - *tap*: the moment the phone's page sees the finger lift (its ``pointerup`` listener runs), where a
   tap becomes a click. Not the touch event's own timestamp: Playwright's touches go through
   DevTools, which takes that timestamp and then waits up to a frame for the page's compositor
-  before passing the touch on (about 15 ms here), which no finger does;
+  before passing the touch on (about 15 ms here), which no finger does. Before each tap the pages
+  settle (``--settle``, 0.5 s) and the phone's questions (the odds of the action as it is built)
+  are answered, as a player reads them before tapping;
 - *change*: the display's first DOM change after the update arrived (its MutationObserver callback);
-- *frame*: the display's next frame after that change (its requestAnimationFrame callback).
+- *frame*: the display's next frame after that change (its requestAnimationFrame callback);
+- *painted*: the task after that frame (its style, layout and paint done).
 
-It prints, per system, p50 / p95 / max of tap → change and tap → frame (the target: tap → frame under
-50 ms at p95), and the medians of the parts: the phone's own handling (tap → its socket sends the
-declaration), the server and the network (sent → the update arrives at the display), the display's
-work (arrival → change) and the wait for the frame (change → frame).
+It prints, per system, p50 / p95 / max of tap → change, tap → frame (the target: under 50 ms at
+p95) and tap → painted; the medians of the parts of the way: the phone (tap → its socket sends the
+declaration), the server (→ the update arrives at the display's socket, loopback included), the
+display's work (→ change), the wait for the frame and the frame's work; tap → frame counted from the
+touch event's own timestamp, for comparison; and at the end a Markdown table of the figures.
 """
 
 from __future__ import annotations
