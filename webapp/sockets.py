@@ -559,7 +559,7 @@ def on_roster_delete(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dic
 
 @handler("board_set", gm_only=True, changes_table=True)
 def on_board_set(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, Any]:
-    """The GM's board: ``{map?, tokens?, blocked?}`` (see README, Maps and tokens). Blocked squares
+    """The GM's board: ``{map?, tokens?, blocked?}`` (see docs/architecture.md, Maps and images). Blocked squares
     changed while a battle runs reach it first as the GM's ``set_blocked`` declaration (logged, so
     replay and undo keep them); if the rules refuse, nothing changes."""
     patch = {k: v for k, v in payload.items() if k not in ("battle_id", "expected_v", "msg_id")}  # the page's envelope

@@ -174,7 +174,7 @@ def test_olympia_mass_dice_are_rederived_by_the_script(service: Any, tmp_path: P
 
 
 def test_the_derivation_is_the_documented_one() -> None:
-    """The README's derivation, written out with hashlib and random alone, gives the board's dice."""
+    """The derivation of docs/provable-dice.md, written out with hashlib and random alone, gives the board's dice."""
     seed = "00112233445566778899aabbccddeeff"
     mix = hashlib.sha256(f"|s1|{'phone-seed-1'}".encode()).hexdigest()
     assert mix == mix_entropy("", "s1", "phone-seed-1")
