@@ -65,6 +65,7 @@ def create_app(config: Config | None = None, **overrides: Any) -> Flask:
     )
     service = BattleService(engine, broadcaster=None, command_engine=command_engine)
     service.seats_per_table = config.seats_per_table
+    service.test_seed = config.test_seed
     board_hub = sockets.Hub(app, service, config, socketio)
     app.extensions["battleboard"] = board_hub
     service.broadcaster = board_hub.battle_updated

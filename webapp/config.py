@@ -5,6 +5,7 @@ Importing this module never fails and touches no file; :func:`load_config` reads
 
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
 from dataclasses import dataclass, field
@@ -59,6 +60,10 @@ class Config:
     #: seconds between the heartbeats that tell each page the battle's version and its table's stamp
     #: as the database holds them (a page that missed an update catches up within this time; 0: none)
     heartbeat_seconds: float = 3.0
+    #: for tests only (BATTLEBOARD_TEST_SEED): every battle's dice seed and every seat's public id are
+    #: derived from it and the table (see :func:`fixed_for_tests`), so a test plays the same dice on every
+    #: run. Unset (the default) they are random. Never set it for real games: whoever knows it knows the dice.
+    test_seed: str | None = None
     extra: dict = field(default_factory=dict)
 
     def finish(self) -> Config:
@@ -73,6 +78,20 @@ class Config:
                 key_file.chmod(0o600)
             self.secret_key = key_file.read_text().strip()
         return self
+
+
+def fixed_for_tests(test_seed: str | None, length: int, *parts: object) -> str | None:
+    """``length`` hex characters derived from the test seed and ``parts``; None without a test seed
+    (the caller then draws a random value, as it always does in production).
+
+    >>> fixed_for_tests("s", 8, "seat", 1, 0, "Alice")
+    '2f5459d2'
+    >>> fixed_for_tests(None, 8, "seat", 1) is None
+    True
+    """
+    if not test_seed:
+        return None
+    return hashlib.sha256("/".join(str(part) for part in (test_seed, *parts)).encode()).hexdigest()[:length]
 
 
 def _int(raw: str | None, default: int) -> int:
@@ -104,6 +123,7 @@ def load_config(**overrides: object) -> Config:
         ping_interval=_seconds(env.get("BATTLEBOARD_PING_INTERVAL"), 10),
         ping_timeout=_seconds(env.get("BATTLEBOARD_PING_TIMEOUT"), 10),
         heartbeat_seconds=float(_seconds(env.get("BATTLEBOARD_HEARTBEAT_SECONDS"), 3)),
+        test_seed=env.get("BATTLEBOARD_TEST_SEED") or None,
     )
     for key, value in overrides.items():
         if not hasattr(config, key):

@@ -66,6 +66,7 @@ from rules.fair import (
 )
 from rules.terrain import clean_blocked
 
+from .config import fixed_for_tests
 from .models import (
     DISPLAY_DEFAULTS,
     Battle,
@@ -264,6 +265,7 @@ class BattleService:
         self.broadcaster = broadcaster
         #: how many seats a table may have (the app sets it from its config)
         self.seats_per_table = 100
+        self.test_seed: str | None = None  # tests only: fixed dice seeds and seat ids (config.test_seed)
         self._checked_file = -1e9  # when the health check last found the SQLite file whole
         self._locks: dict[int, threading.Lock] = {}
         self._locks_guard = threading.Lock()
@@ -362,7 +364,7 @@ class BattleService:
             taken = s.exec(sa_select(func.count()).select_from(Seat).where(Seat.table_id == table.id)).one()[0]
             if taken >= self.seats_per_table:
                 raise IllegalDeclaration(f"this table is full ({self.seats_per_table} seats): ask the GM")
-            seat = Seat(table_id=table.id, public_id="s" + secrets.token_hex(4), name=seat_name, token=_token())
+            seat = Seat(table_id=table.id, public_id="s" + (fixed_for_tests(self.test_seed, 8, "seat", table.id, taken, seat_name) or secrets.token_hex(4)), name=seat_name, token=_token())
             s.add(seat)
             s.commit()
             s.refresh(seat)
@@ -884,7 +886,7 @@ class BattleService:
         blocked = board_settings(table.board)["blocked"]
         if blocked and system.id in GRID_SYSTEMS:  # the table's blocked squares, enforced by the rules
             options = {**options, "blocked": blocked}
-        battle_seed = seed or secrets.token_hex(16)
+        battle_seed = seed or fixed_for_tests(self.test_seed, 32, "battle", table.id, table.battle_id) or secrets.token_hex(16)
         setup = {"lineup": copy.deepcopy(lineup), "options": copy.deepcopy(options)}
         with rules_guard("lineup"):
             state, events = system.setup(lineup, options, command_dice(battle_seed, "", 1))

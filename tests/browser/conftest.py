@@ -5,6 +5,7 @@ Under ``CI=true`` a missing browser is a failure, never a silent skip.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -47,6 +48,77 @@ def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[s
             pytest.fail("no Chromium found under CI=true: the test command must install it (apt-get install chromium)")
         return {**browser_type_launch_args, "args": LAUNCH_ARGS}  # Playwright's own Chromium, if installed
     return {**browser_type_launch_args, "executable_path": path, "args": LAUNCH_ARGS}
+
+
+#: the seed every browser test plays with (see ``fixed_seeds``); set BATTLEBOARD_TEST_SEED to try another
+TEST_SEED = os.environ.get("BATTLEBOARD_TEST_SEED") or "battleboard-browser-tests"
+
+# A context's phones make their client seeds (static/js/entropy.js) from ``crypto.getRandomValues``: here
+# the bytes come from a small seeded generator instead (mulberry32 over a hash of the context's own seed),
+# so a phone of a test sends the same client seed on every run. Each page of the context starts afresh.
+FIXED_RANDOM = """(seed) => {
+  let h = 1779033703 ^ seed.length;
+  for (let i = 0; i < seed.length; i++) { h = Math.imul(h ^ seed.charCodeAt(i), 3432918353); h = (h << 13) | (h >>> 19); }
+  let a = h >>> 0;
+  const next = () => {
+    a = (a + 0x6D2B79F5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0);
+  };
+  crypto.getRandomValues = (array) => {
+    const bytes = new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = next() & 0xff;
+    return array;
+  };
+}"""
+
+
+@pytest.fixture(scope="package", autouse=True)
+def fixed_seeds() -> Iterator[str]:
+    """Browser tests play with fixed dice: every server they start (in a subprocess or in this one)
+    derives each battle's seed and each seat's id from the test seed and the table (``config.test_seed``).
+    Only while the browser tests run: the other tests keep random seeds unless they give one."""
+    patch = pytest.MonkeyPatch()
+    patch.setenv("BATTLEBOARD_TEST_SEED", TEST_SEED)
+    yield TEST_SEED
+    patch.undo()
+
+
+@pytest.fixture(autouse=True)
+def fixed_client_seeds(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Every context a test opens (``browser.new_context``, ``browser.new_page``) gets the seeded
+    ``crypto.getRandomValues`` above, seeded by the test's id and the context's place in the test, so
+    the phones' client seeds are the same on every run. The contexts left open are closed at the end."""
+    if "browser" not in request.fixturenames:
+        yield
+        return
+    browser = request.getfixturevalue("browser")
+    opened: list[Any] = []
+    original_new_context = browser.new_context
+
+    def new_context(*args: Any, **kwargs: Any) -> Any:
+        context = original_new_context(*args, **kwargs)
+        seed = f"{TEST_SEED}/{request.node.nodeid}/{len(opened)}"
+        context.add_init_script(script=f"({FIXED_RANDOM})({json.dumps(seed)})")
+        opened.append(context)
+        return context
+
+    def new_page(*args: Any, **kwargs: Any) -> Any:
+        return new_context(*args, **kwargs).new_page()
+
+    patch = pytest.MonkeyPatch()
+    patch.setattr(browser, "new_context", new_context)
+    patch.setattr(browser, "new_page", new_page)
+    try:
+        yield
+    finally:
+        patch.undo()
+        for context in opened:
+            try:
+                context.close()
+            except Exception:  # noqa: BLE001 - closed by the test already, or the browser went away
+                pass
 
 
 def free_port() -> int:
