@@ -11,6 +11,7 @@ import pytest
 from flask.testing import FlaskClient
 
 from rules import get_system
+from webapp import sockets
 from webapp.app import create_app, socketio
 from webapp.config import load_config
 
@@ -35,6 +36,14 @@ class PageClient(FlaskClient):
                 headers["X-CSRFToken"] = found.group(1)
                 kwargs["headers"] = headers
         return super().open(*args, **kwargs)
+
+
+@pytest.fixture(autouse=True)
+def fresh_odds_cache() -> None:
+    """Every test starts with no odds remembered: the cache is the process's (webapp/sockets.py), keyed
+    by battle id and version, and every test's new database numbers its battles from 1 again, so an
+    answer left by another test (another system, another budget) would be taken for this one's."""
+    sockets._ODDS_CACHE.clear()
 
 
 def make_app(instance: Path, **overrides: Any) -> Any:

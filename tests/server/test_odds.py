@@ -264,15 +264,29 @@ def test_every_system_answers_each_seat_for_its_own_and_leaks_nothing(tmp_path: 
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+from rules.odds import olympia as olympia_odds  # noqa: E402
 from tests.server.test_fuzz import IN_CI, KNOWN_CODES, check_answer, fuzzed, json_values  # noqa: E402,F401
 
 ODDS_KEYS = ["type", "combatant", "target", "option", "kind", "weapon", "mode", "battles", "attribute", "difficulty",
              "a_combatant", "b_combatant", "a_attribute", "b_attribute", "visibility", "pool", "bonus", "called_shot"]
 
 
+#: Olympia's odds simulate the battle over and over (about 1,000 battles an answer, seconds each): this
+#: test checks the answers' shape, not their precision (tests/rules/test_odds_olympia.py does that), so
+#: its answers get a budget of a few dozen battles (the 128 men of its lineup: 23 battles; a question
+#: for 10 battles still gets all 10, one for more gets the note saying fewer were fought)
+FUZZ_OLYMPIA_BUDGET = 3_000
+
+
+@pytest.fixture
+def proportionate_odds(fuzzed: Any, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    if fuzzed.table.system_id == "olympia":
+        monkeypatch.setattr(olympia_odds, "WORK_BUDGET", FUZZ_OLYMPIA_BUDGET)
+
+
 @settings(max_examples=30, deadline=None, derandomize=IN_CI, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(data=st.data())
-def test_random_odds_questions(fuzzed: Any, data: Any) -> None:  # noqa: F811 - the fixture of test_fuzz
+def test_random_odds_questions(fuzzed: Any, proportionate_odds: None, data: Any) -> None:  # noqa: F811 - the fixture of test_fuzz
     role = data.draw(st.sampled_from(["gm", "player", "spectator"]), label="role")
     plausible_values = st.sampled_from(fuzzed.combatants + ["press", "attack", "melee", "charge", "single", "muscle", 0, 1, 20, None, True, -1])
     declaration = data.draw(st.dictionaries(st.sampled_from(ODDS_KEYS), plausible_values | json_values, max_size=5), label="declaration")
