@@ -299,6 +299,25 @@ LOG_NUMBERS_CUT = """(selector) => {
 }"""
 
 
+# Resolves once the page's fonts are loaded and two frames have been drawn since: what a page shows
+# "live" (connected, caught up, drawn) is then laid out in its own fonts.
+SETTLE = "() => document.fonts.ready.then(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))))"
+
+
+def settle(page: Any) -> None:
+    """Wait until the page has its fonts and has drawn what it holds (instead of a fixed pause)."""
+    page.evaluate(SETTLE)
+
+
+def wait_for_client_seed(phone: Any, timeout: float = 10_000) -> None:
+    """Wait until the board has taken this phone's client seed for its battle (static/js/entropy.js
+    remembers it once answered): the phone's own command is then in the log, not racing the next one."""
+    phone.wait_for_function(
+        "() => Object.keys(localStorage).some((k) => k.startsWith('battleboard-entropy-') && localStorage.getItem(k) === '1')",
+        timeout=timeout,
+    )
+
+
 def box_of(locator: Any, timeout: float = 10.0) -> dict[str, float]:
     """The bounding box of what ``locator`` finds, read once it holds one.
 

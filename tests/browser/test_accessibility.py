@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import LiveServer, gm_call
+from tests.browser.conftest import LiveServer, gm_call, settle, wait_for_client_seed
 from webapp import cli
 from webapp.app import create_app
 from webapp.config import load_config
@@ -77,7 +77,7 @@ def unique(lines: list[str]) -> list[str]:
 
 def live(page: Any) -> None:
     page.wait_for_selector("[data-testid=connection-status][data-state=live]", timeout=15000)
-    page.wait_for_timeout(600)  # the first renders (and their fonts) settle
+    settle(page)  # the first renders in their fonts
 
 
 @pytest.mark.parametrize("system_id", SYSTEM_IDS)
@@ -104,7 +104,8 @@ def test_display_console_and_phone_have_no_serious_violations(
         for index, name in enumerate(names):
             if tabs.count():
                 tabs.nth(index).click()
-                gm.wait_for_timeout(250)
+                gm.wait_for_selector(f"#{tabs.nth(index).get_attribute('aria-controls')}:not([hidden])")
+                settle(gm)
             found += axe_violations(gm, axe_source, f"{system_id} GM console, {name} tab")
 
         phone = phone_context.new_page()
@@ -112,11 +113,13 @@ def test_display_console_and_phone_have_no_serious_violations(
         phone.fill("[data-testid=join-name]", "Alice")
         phone.click("[data-testid=join-submit]")
         live(phone)
+        wait_for_client_seed(phone)  # (its command, then the GM's: the phone draws the last one)
         synced = gm_call(gm, "sync", {})
         seat = next(s["id"] for s in synced["table"]["seats"] if s["name"] == "Alice")
         ack = gm_call(gm, "assign", {"battle_id": synced["table"]["battle_id"], "combatant": "c1", "controller": "seat", "seat": seat})
         assert ack["ok"], ack
-        phone.wait_for_timeout(800)
+        phone.wait_for_selector(f"[data-testid=battle][data-version='{ack['v']}']")
+        settle(phone)
         found += axe_violations(phone, axe_source, f"{system_id} phone")
         phone.screenshot(path=str(shots / f"{system_id}-phone.png"), full_page=True)
     finally:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from tests.browser.conftest import LiveServer, SocketSpy, create_table
+from tests.browser.conftest import LiveServer, SocketSpy, create_table, wait_for_client_seed
 from tests.browser.test_duel import PHONE, give_to_player, join_as
 
 pytestmark = pytest.mark.browser
@@ -19,7 +19,9 @@ def setup_table(gm: Any, server: LiveServer) -> None:
     create_table(gm, server, "Tunnel fight", "eclipse-phase", ("Jinx", "Habitat guard", "Security synth", "Scrap drone"))
     # Jinx and the guard on side A, the synth and the drone on side B
     gm.select_option("[data-testid=lineup-1] select[aria-label=side]", "A")
-    gm.wait_for_timeout(300)
+
+
+CAUGHT_UP = "(v) => Number(document.querySelector('[data-testid=battle]')?.dataset.version) >= v"
 
 
 def act(page: Any) -> bool:
@@ -60,6 +62,8 @@ def test_four_combatants_two_phones(browser: Any, live_server: LiveServer, shots
         gm.click("[data-testid=start-battle]")
         for p in (gm, alice, bob, watch):
             p.wait_for_selector("[data-testid=ep-initiative]")
+        for phone in (alice, bob):  # the phones' client seeds are in before anyone acts (the same dice every run)
+            wait_for_client_seed(phone)
         assert alice.evaluate("document.documentElement.scrollWidth") <= 375
         # a player's phone folds every combatant's card away (not drawn while folded); opened, it
         # shows numbers only for its own combatant
@@ -87,8 +91,12 @@ def test_four_combatants_two_phones(browser: Any, live_server: LiveServer, shots
                 version = page.get_attribute("[data-testid=battle]", "data-version")
                 if act(page):
                     did = True
-                    try:  # wait for the server's answer to reach this page
+                    try:  # wait for the server's answer to reach this page, then the others (so the next
+                        # page to act is chosen from the same board every run)
                         page.wait_for_selector(f"[data-testid=battle]:not([data-version='{version}'])", timeout=5000)
+                        now = int(page.get_attribute("[data-testid=battle]", "data-version") or 0)
+                        for other in (alice, bob, gm):
+                            other.wait_for_function(CAUGHT_UP, arg=now)
                     except PlaywrightTimeout:
                         pass  # refused (e.g. the board moved on meanwhile): look again
                     break

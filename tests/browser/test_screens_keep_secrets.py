@@ -17,6 +17,7 @@ import socketio
 
 from rules import Viewer, get_system
 from tests.browser.conftest import LiveServer
+from tests.conftest import disconnect_now
 from tests.server.test_leaks import (
     FIGHTING,
     GM_NOTES,
@@ -64,7 +65,7 @@ class Gm:
         return self.client.call(event, payload, timeout=10)
 
     def close(self) -> None:
-        self.client.disconnect()
+        disconnect_now(self.client)
 
 
 @pytest.fixture
