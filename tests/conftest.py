@@ -17,6 +17,35 @@ from webapp.app import create_app, socketio
 from webapp.config import load_config
 
 CSRF_FIELD = re.compile(r'name="csrf_token" value="([^"]+)"')
+TESTS = Path(__file__).resolve().parent
+
+
+def _uses_a_module_fixture(item: pytest.Item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)  # (doctests of rules/ have none)
+    return info is not None and any(d.scope == "module" for defs in info.name2fixturedefs.values() for d in defs)
+
+
+# --- running in parallel (pytest-xdist; ``python3 -m webapp test`` runs ``-n auto --dist loadgroup``) ---
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Groups for ``--dist loadgroup``: the services tests run one after another on one worker (each
+    starts gunicorn processes on PostgreSQL and Redis: two at once would double the connections and
+    the load for nothing), and a module's tests share its module-scoped fixture (a server with demo
+    tables) on one worker instead of building it on each. Every other test goes wherever a worker is
+    free. Under xdist the longest units are handed out first (services, then the browser tests), so no
+    worker is left with a long one at the end while the other has nothing to do."""
+    for item in items:
+        group = None
+        if TESTS / "services" in item.path.parents:
+            group = "services"
+        elif _uses_a_module_fixture(item):
+            group = item.path.relative_to(TESTS.parent).as_posix()
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
+    if hasattr(config, "workerinput"):
+        def first(item: pytest.Item) -> int:
+            return 0 if TESTS / "services" in item.path.parents else 1 if TESTS / "browser" in item.path.parents else 2
+        items.sort(key=first)
 
 
 class PageClient(FlaskClient):

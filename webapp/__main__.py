@@ -5,7 +5,8 @@
            spectator addresses.
 ``test``   installs everything the tests need (the test extra, Chromium, the browser libraries and
            axe-core for the accessibility tests, fetched from the npm registry by Python itself),
-           then runs ruff and the whole test suite. Extra arguments go to pytest.
+           then runs ruff and the whole test suite, on every core (pytest-xdist). Extra arguments go
+           to pytest (``-n 0``: in one process).
 """
 
 from __future__ import annotations
@@ -80,7 +81,18 @@ def cmd_test(args: list[str]) -> int:
     run(BIN / "ruff", "check", "rules", "webapp", "tests")
     run(BIN / "lint-imports", "--no-cache")  # the import contracts in pyproject.toml: layers, pure rules, no cycles
     say("pytest")
-    return run(BIN / "python", "-m", "pytest", *(args or ["-q"]), check=False)
+    return run(BIN / "python", "-m", "pytest", *parallel(args), *(args or ["-q"]), check=False)
+
+
+def parallel(args: list[str]) -> list[str]:
+    """pytest-xdist's options unless the arguments choose their own: one worker per core, the
+    groups of tests/conftest.py kept together (``-n 0`` runs everything in this one process).
+
+    >>> parallel(["-q"]), parallel(["-n", "0", "-q"]), parallel(["-q", "--dist=load", "-n3"])
+    (['-n', 'auto', '--dist', 'loadgroup'], [], [])
+    """
+    chosen = any(a in ("-n", "--numprocesses") or a.startswith(("-n", "--numprocesses=", "--dist")) for a in args)
+    return [] if chosen or "no:xdist" in args else ["-n", "auto", "--dist", "loadgroup"]
 
 
 def main(argv: list[str]) -> int:
