@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 REPO = Path(__file__).resolve().parents[2]
 LAUNCH_ARGS = [
@@ -31,6 +32,12 @@ LAUNCH_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+
+
+# Playwright's ``expect`` gives up after 5 s: on this 2-core machine with another test run beside this
+# one, a page sometimes needs longer to receive and draw what the test waits for (a waited-for answer
+# is not a timed assertion: a wrong page still fails, later)
+expect.set_options(timeout=15_000)
 
 
 def chromium_path() -> str | None:

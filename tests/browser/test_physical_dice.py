@@ -41,9 +41,9 @@ def choose_on(phone: Any, gm: Any, cid: str, settled: bool = True) -> None:
         phone.click(f"[data-testid=choose-attack][data-combatant={cid}]")
         try:
             if settled:
-                gm.wait_for_selector(f"[data-testid=chosen-{cid}][data-chosen=true]", timeout=4000)
+                gm.wait_for_selector(f"[data-testid=chosen-{cid}][data-chosen=true]", timeout=10_000)
             else:
-                gm.wait_for_selector("[data-testid=dice-due], [data-testid=outcome]", timeout=4000)
+                gm.wait_for_selector("[data-testid=dice-due], [data-testid=outcome]", timeout=10_000)
             return
         except Exception:
             if attempt == 2:
