@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import functools
 import re
+import signal
+import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -85,6 +88,24 @@ def disconnect_now(client: Any) -> None:
     if ws is not None:
         ws.close = functools.partial(ws.close, timeout=0)
     client.disconnect()
+
+
+def interrupt(process: subprocess.Popen[Any], timeout: float = 10.0) -> None:
+    """Stop a ``battleboard serve`` process as a GM does, with Ctrl+C; again every half second while it
+    runs, and SIGKILL after ``timeout`` seconds. On gevent the interrupt lands in whichever greenlet
+    runs at that moment: one serving a page ends quietly and the server goes on (seen on a busy
+    machine as a server that outlived one Ctrl+C by the whole wait)."""
+    deadline = time.monotonic() + timeout
+    while process.poll() is None:
+        if time.monotonic() > deadline:
+            process.kill()
+            process.wait(10)
+            return
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(0.5)
+        except subprocess.TimeoutExpired:
+            continue
 
 
 def make_app(instance: Path, **overrides: Any) -> Any:

@@ -21,6 +21,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
+from tests.conftest import interrupt
+
 REPO = Path(__file__).resolve().parents[2]
 LAUNCH_ARGS = [
     "--headless",
@@ -175,12 +177,8 @@ class LiveServer:
             self.process.wait(10)
 
     def stop(self) -> None:
-        if self.process and self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.kill()
+        if self.process:
+            interrupt(self.process)
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ import socketio as socketio_client
 from sqlmodel import select
 
 from rules import Viewer
-from tests.conftest import Table, make_app
+from tests.conftest import Table, disconnect_now, interrupt, make_app
 from tests.flaky_line import FlakyLine
 from tests.server.test_sockets import choose
 from webapp.app import socketio
@@ -240,13 +240,9 @@ def test_a_server_killed_mid_turn_keeps_every_acknowledged_declaration(tmp_path:
         client.connect(f"http://127.0.0.1:{port}", auth={"table": table.slug, "token": table.gm_token}, transports=["websocket"], wait_timeout=10)
         sync = client.call("sync", {"battle_id": last_battle, "since_v": last_version}, timeout=10)
         assert sync["ok"] and sync["battle"]["v"] >= last_version
-        client.disconnect()
+        disconnect_now(client)
     finally:
-        server.send_signal(signal.SIGINT)
-        try:
-            server.wait(10)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        interrupt(server)
         service.engine.dispose()
 
 
@@ -377,9 +373,5 @@ def test_a_phone_cut_off_the_network_reconnects_and_catches_up(tmp_path: Path, d
         phone.disconnect()
         gm.disconnect()
         proxy.close()
-        server.send_signal(signal.SIGINT)
-        try:
-            server.wait(10)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        interrupt(server)
         service.engine.dispose()
