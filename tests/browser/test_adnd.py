@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
-from tests.browser.conftest import LiveServer, SocketSpy, box_of
+from tests.browser.conftest import LiveServer, SocketSpy, box_of, wait_for_client_seed
 from tests.browser.test_duel import PHONE, give_to_player, join_as
 
 pytestmark = pytest.mark.browser
@@ -183,6 +183,8 @@ def test_an_adnd_encounter_from_reaction_to_outcome(browser: Any, live_server: L
         gm.click("[data-testid=start-battle]")
         for page in (gm, *others):  # (a phone folds the procedure under the step under way)
             page.wait_for_selector("[data-testid=step-reaction][data-state=current]", state="attached")
+        for phone in (alice, bob):  # the phones' client seeds are in: no later version slips between
+            wait_for_client_seed(phone)  # the GM's and what every page is waited for (sync)
         gm.screenshot(path=str(shots / "gm-start.png"), full_page=True)
 
         # --- the encounter checks: reaction, surprise, distance, opening morale (skipped with a note)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import LiveServer, create_table, gm_call
+from tests.browser.conftest import LiveServer, create_table, gm_call, wait_for_client_seed
 from tests.browser.test_duel import PHONE, give_to_player, join_as, start
 from tests.browser.test_gm_console import SYSTEMS
 from tests.server.test_leaks import FIGHTING, declaration_from
@@ -77,6 +77,7 @@ def test_undo_names_the_step_and_every_screen_strikes_it_through(browser: Any, l
         for page in (tv, watch):
             page.wait_for_selector("[data-testid=connection-status][data-state=live]")
         start(gm)
+        wait_for_client_seed(phone)  # (its own step, in before the turn: the step undone is the turn)
         # nothing to take back yet
         expect(gm.locator("[data-testid=battle-controls] [data-testid=undo]")).to_be_disabled()
         expect(gm.locator("[data-testid=undo-step]")).to_have_text("Nothing to undo: the battle is at its start.")
