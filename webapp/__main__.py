@@ -85,14 +85,23 @@ def cmd_test(args: list[str]) -> int:
 
 
 def parallel(args: list[str]) -> list[str]:
-    """pytest-xdist's options unless the arguments choose their own: one worker per core, the
-    groups of tests/conftest.py kept together (``-n 0`` runs everything in this one process).
+    """pytest-xdist's options when ``BATTLEBOARD_TEST_WORKERS`` asks for them (``auto`` or a number)
+    and the arguments choose none of their own; by default the suite runs in one process, the way
+    CI has run it green (two workers on two cores still lose browser races under load).
 
+    >>> os.environ.pop("BATTLEBOARD_TEST_WORKERS", None) and None
+    >>> parallel(["-q"])
+    []
+    >>> os.environ["BATTLEBOARD_TEST_WORKERS"] = "auto"
     >>> parallel(["-q"]), parallel(["-n", "0", "-q"]), parallel(["-q", "--dist=load", "-n3"])
     (['-n', 'auto', '--dist', 'loadgroup'], [], [])
+    >>> del os.environ["BATTLEBOARD_TEST_WORKERS"]
     """
+    workers = os.environ.get("BATTLEBOARD_TEST_WORKERS", "").strip()
     chosen = any(a in ("-n", "--numprocesses") or a.startswith(("-n", "--numprocesses=", "--dist")) for a in args)
-    return [] if chosen or "no:xdist" in args else ["-n", "auto", "--dist", "loadgroup"]
+    if not workers or chosen or "no:xdist" in args:
+        return []
+    return ["-n", workers, "--dist", "loadgroup"]
 
 
 def main(argv: list[str]) -> int:
