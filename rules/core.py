@@ -300,7 +300,9 @@ CONTROLLERS = ("gm", "computer", "seat")
 
 
 def clean_lineup_entry(entry: Any, index: int) -> dict[str, Any]:
-    """The system-independent part of a lineup entry: id, name, side, controller, seat."""
+    """The system-independent part of a lineup entry: id, name, side, controller, seat, and
+    ``hidden: true`` for one the battle starts with hidden from the table (rules/hiding.py; the key
+    is there only when it is true)."""
     if not isinstance(entry, Mapping):
         raise InvalidDeclaration(f"combatant {index + 1} must be an object")
     name = entry.get("name")
@@ -323,7 +325,13 @@ def clean_lineup_entry(entry: Any, index: int) -> dict[str, Any]:
     cid = entry.get("id") or f"c{index + 1}"
     if not isinstance(cid, str) or len(cid) > 24 or not cid.replace("-", "").replace("_", "").isalnum():
         raise InvalidDeclaration(f"{name}: bad combatant id {cid!r}")
-    return {"id": cid, "name": name.strip(), "side": side, "controller": controller, "seat": seat}
+    hidden = entry.get("hidden", False)
+    if not isinstance(hidden, bool):
+        raise InvalidDeclaration(f"{name}: hidden must be true or false")
+    if hidden and controller == "seat":
+        raise InvalidDeclaration(f"{name}: a player's combatant cannot be hidden from its player")
+    base = {"id": cid, "name": name.strip(), "side": side, "controller": controller, "seat": seat}
+    return {**base, "hidden": True} if hidden else base
 
 
 def clone(value: Any) -> Any:

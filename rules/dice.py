@@ -19,9 +19,16 @@ import hashlib
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
 
 from .errors import DiceExhausted, ImpossibleFace, InvalidDeclaration
+
+if TYPE_CHECKING:  # numpy is imported where mass dice are rolled, not with the rules
+    import numpy as np
+    from numpy.typing import NDArray
+
+#: what :meth:`DiceSource.integers` gives: a list, or numpy's array of 64-bit integers
+MassFaces: TypeAlias = "Sequence[int] | NDArray[np.int64]"
 
 
 @dataclass(frozen=True)
@@ -65,7 +72,7 @@ class DiceSource(Protocol):
     def randint(self, low: int, high: int, purpose: str) -> Roll:
         """One uniform integer in ``low..high`` inclusive (a half-die is ``randint(1, 3)``, d100 ``randint(0, 99)``)."""
 
-    def integers(self, low: int, high: int, size: int, purpose: str) -> Sequence[int]:
+    def integers(self, low: int, high: int, size: int, purpose: str) -> MassFaces:
         """Many uniform integers in ``low..high`` inclusive at once (for mass battles); not recorded one by one."""
 
     def derive(self, label: str) -> DiceSource:
@@ -171,7 +178,7 @@ class SeededDice:
             self._draw(low, high, faces=[face])
         return self._record(Roll(f"{low}-{high}", purpose, (face,)))
 
-    def integers(self, low: int, high: int, size: int, purpose: str) -> Sequence[int]:
+    def integers(self, low: int, high: int, size: int, purpose: str) -> MassFaces:
         _check_range(low, high)
         if size < 0:
             raise InvalidDeclaration("cannot roll a negative number of dice")

@@ -28,7 +28,7 @@ The derivation, exactly (all text is UTF-8, all hashes are SHA-256 in lowercase 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .core import PUBLIC, Viewer, event, event_for, reaches_only_the_gm, told
@@ -61,7 +61,7 @@ def seed_at(seeds: Mapping[int, str], step: int) -> str:
     return seeds[max(v for v in seeds if v <= step)]
 
 
-def seed_epochs(events: Mapping[int, list[Mapping[str, Any]]], current_seed: str) -> dict[int, str]:
+def seed_epochs(events: Mapping[int, Sequence[Mapping[str, Any]]], current_seed: str) -> dict[int, str]:
     """The seeds of a stored battle by the version at which each was committed: the first at version
     1; an undo that took back the battle's end committed a new one (its ``dice.committed`` event).
     Earlier seeds were revealed by their ends; the last is the battle's own."""
@@ -77,7 +77,7 @@ def seed_epochs(events: Mapping[int, list[Mapping[str, Any]]], current_seed: str
     return epochs
 
 
-def epoch_steps(events: Mapping[int, list[Mapping[str, Any]]]) -> dict[int, int]:
+def epoch_steps(events: Mapping[int, Sequence[Mapping[str, Any]]]) -> dict[int, int]:
     """The first step each seed of a stored battle rolls, by the version at which it was committed
     (its ``dice.committed`` event's ``from_step``; the setup's, and one from before undos took back
     one step, from the version itself)."""
@@ -90,7 +90,7 @@ def epoch_steps(events: Mapping[int, list[Mapping[str, Any]]]) -> dict[int, int]
     return steps
 
 
-def seeds_by_step(events: Mapping[int, list[Mapping[str, Any]]], current_seed: str) -> dict[int, str]:
+def seeds_by_step(events: Mapping[int, Sequence[Mapping[str, Any]]], current_seed: str) -> dict[int, str]:
     """A stored battle's seeds by the first step each rolls (:func:`seed_at` picks a step's)."""
     steps = epoch_steps(events)
     return {steps.get(version, version): seed for version, seed in sorted(seed_epochs(events, current_seed).items())}
@@ -159,7 +159,7 @@ NAME_LIMIT = 100
 _FIRST_SENTENCE = re.compile(r"^(.+?)[.!?]\s+(?=[A-Z“\"(])")
 
 
-def _shown_lines(events: list[Mapping[str, Any]], viewer: Viewer, state: Mapping[str, Any]) -> list[tuple[str, bool]]:
+def _shown_lines(events: Sequence[Mapping[str, Any]], viewer: Viewer, state: Mapping[str, Any]) -> list[tuple[str, bool]]:
     """Each line of a step's events in the words ``viewer`` gets (:func:`rules.core.event_for`), and
     whether it shows dice; without the board's own dice lines."""
     lines = []
@@ -167,18 +167,20 @@ def _shown_lines(events: list[Mapping[str, Any]], viewer: Viewer, state: Mapping
         if ev.get("type") in AUTHORITY_EVENTS:
             continue
         shown = event_for(ev, viewer, state)
-        text = str(shown.get("text") or "").strip() if shown else ""
+        if not shown:
+            continue
+        text = str(shown.get("text") or "").strip()
         if text:
             lines.append((text, any(roll.get("faces") for roll in shown.get("rolls") or [] if isinstance(roll, Mapping))))
     return lines
 
 
-def step_lines(events: list[Mapping[str, Any]], viewer: Viewer, state: Mapping[str, Any]) -> list[str]:
+def step_lines(events: Sequence[Mapping[str, Any]], viewer: Viewer, state: Mapping[str, Any]) -> list[str]:
     """The lines of a step's events in the words ``viewer`` gets, without the board's own dice lines."""
     return [text for text, _dice in _shown_lines(events, viewer, state)]
 
 
-def step_name(events: list[Mapping[str, Any]], viewer: Viewer, state: Mapping[str, Any]) -> str | None:
+def step_name(events: Sequence[Mapping[str, Any]], viewer: Viewer, state: Mapping[str, Any]) -> str | None:
     """A step named in the words ``viewer`` got of it: the first sentence of the first line that
     shows dice (what the step rolled is what undoing it takes back), else of its first line, without
     the full stop; None if that viewer got no words of it.
@@ -206,13 +208,13 @@ def step_name(events: list[Mapping[str, Any]], viewer: Viewer, state: Mapping[st
     return name if len(name) <= NAME_LIMIT else name[: NAME_LIMIT - 1].rstrip() + "…"
 
 
-def secret_step(actor: str, events: list[Mapping[str, Any]], state: Mapping[str, Any]) -> bool:
+def secret_step(actor: str, events: Sequence[Mapping[str, Any]], state: Mapping[str, Any]) -> bool:
     """Whether a step was a GM's secret: the GM's, and none of its events reached anyone but the GM
     (the players and spectators were told nothing of it)."""
     return actor == "gm" and bool(events) and all(reaches_only_the_gm(ev, state) for ev in events)
 
 
-def undone_event(step: int, events: list[Mapping[str, Any]], actor: str, state: Mapping[str, Any]) -> dict[str, Any]:
+def undone_event(step: int, events: Sequence[Mapping[str, Any]], actor: str, state: Mapping[str, Any]) -> dict[str, Any]:
     """The event of an undo that took back the step made at version ``step`` (its ``events``, sent
     by ``actor``; ``state``: the state it made). The GM reads the step's own words; everyone else the
     words they got of it, and nothing at all of a GM's secret step (the undo is then one too).
@@ -236,7 +238,7 @@ def undone_event(step: int, events: list[Mapping[str, Any]], actor: str, state: 
     return event("battle.undone", text, visibility="gm", others=told(public_text, step=step), step=step)
 
 
-def undone_versions(events: Mapping[int, list[Mapping[str, Any]]]) -> set[int]:
+def undone_versions(events: Mapping[int, Sequence[Mapping[str, Any]]]) -> set[int]:
     """The versions an undo took back, read off the undos' events (``{version: [event, ...]}``, each
     as whoever reads them got it): see :func:`undone_by`.
 
@@ -246,7 +248,7 @@ def undone_versions(events: Mapping[int, list[Mapping[str, Any]]]) -> set[int]:
     return set(undone_by(events))
 
 
-def undone_by(events: Mapping[int, list[Mapping[str, Any]]]) -> dict[int, int]:
+def undone_by(events: Mapping[int, Sequence[Mapping[str, Any]]]) -> dict[int, int]:
     """Each version an undo took back, and the version of that undo. An undo names the step it took
     back (``step``); one written before undos took back one step went back to the state of version
     ``back_to``, taking back every version in between but the client seeds (they stay mixed into the

@@ -43,10 +43,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from .core import Field, State, Viewer, clone, event
-from .dice import DiceSource, Roll, notation
+from .dice import DiceSource, MassFaces, Roll, notation
 from .errors import IllegalDeclaration, InvalidDeclaration, NotPermitted
 
 MODES = ("board", "players", "all")
@@ -94,22 +94,19 @@ class PhysicalRoll(Roll):
 
 
 def rolled_by(dice: Any, roller: str | None) -> Any:
-    """The dice source to roll ``roller``'s roll with (itself, unless it knows physical rollers).
-
-    Wrappers that keep the real source in ``.dice`` (Battles&Balances' ``_NoComputer``) are looked through."""
-    source = dice
-    for _ in range(4):
-        ask = getattr(source, "for_roller", None)
-        if ask is not None:
-            return ask(roller)
-        source = getattr(source, "dice", None)
-        if source is None:
-            break
-    return dice
+    """The dice source to roll ``roller``'s roll with (itself, unless it knows physical rollers)."""
+    ask = getattr(dice, "for_roller", None)
+    return ask(roller) if ask is not None else dice
 
 
 # --- the settings in a battle's state ---------------------------------------------------------
-def settings(state: Mapping[str, Any]) -> dict[str, Any]:
+class Settings(TypedDict):
+    mode: str
+    combatants: list[str]
+    pending: dict[str, Any] | None
+
+
+def settings(state: Mapping[str, Any]) -> Settings:
     """The battle's physical-dice settings, defaults filled in."""
     raw = state.get("physical") if isinstance(state, Mapping) else None
     raw = raw if isinstance(raw, Mapping) else {}
@@ -138,7 +135,8 @@ def _rolls_physically(state: Mapping[str, Any], cid: str) -> bool:
         return False
     if cid in found["combatants"] or found["mode"] == "all":
         return True
-    return found["mode"] == "players" and combatant.get("controller") == "seat"
+    controller: object = combatant.get("controller")
+    return found["mode"] == "players" and controller == "seat"
 
 
 def who_enters(state: Mapping[str, Any], roller: str | None) -> tuple[bool, list[str], str]:
@@ -187,7 +185,7 @@ class PhysicalDice:
     def randint(self, low: int, high: int, purpose: str) -> Roll:
         return self.base.randint(low, high, purpose)
 
-    def integers(self, low: int, high: int, size: int, purpose: str) -> Sequence[int]:
+    def integers(self, low: int, high: int, size: int, purpose: str) -> MassFaces:
         return self.base.integers(low, high, size, purpose)
 
     def derive(self, label: str) -> DiceSource:
@@ -237,7 +235,7 @@ class _Roller:
         return self.dice.take(self.roller, self.seats, self.name, 1, low, high, purpose, 0,
                               f"1{die}" if die.startswith("d") and die != "d100" else die, f"{low}-{high}")
 
-    def integers(self, low: int, high: int, size: int, purpose: str) -> Sequence[int]:
+    def integers(self, low: int, high: int, size: int, purpose: str) -> MassFaces:
         return self.dice.base.integers(low, high, size, purpose)
 
     def derive(self, label: str) -> DiceSource:

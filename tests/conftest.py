@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import functools
+import os
 import re
 import signal
+import sqlite3
 import subprocess
 import time
 from collections.abc import Iterator
@@ -15,9 +17,18 @@ import pytest
 from flask.testing import FlaskClient
 
 from rules import get_system
+from rules.odds.common import set_simulation_share
+from rules.registry import EXTRA_SYSTEMS_VARIABLE
+from tests.server_forks import Forked
 from webapp import sockets
 from webapp.app import create_app, socketio
 from webapp.config import load_config
+from webapp.db import create_tables, make_engine
+
+# The sixth rule system, kept with the tests (tests/systems/one_die/): registered by its folder's name
+# alone, as any system outside rules/systems/ is, for the whole run and for every server a test starts
+# (they inherit the environment). Every test parametrized over ``available_systems()`` takes it too.
+os.environ.setdefault(EXTRA_SYSTEMS_VARIABLE, "tests.systems.one_die")
 
 CSRF_FIELD = re.compile(r'name="csrf_token" value="([^"]+)"')
 TESTS = Path(__file__).resolve().parent
@@ -77,6 +88,8 @@ def fresh_odds_cache() -> None:
     by battle id and version, and every test's new database numbers its battles from 1 again, so an
     answer left by another test (another system, another budget) would be taken for this one's."""
     sockets._ODDS_CACHE.clear()
+    # and every simulation does its whole work (an app made with a smaller share sets it for the process)
+    set_simulation_share(1.0)
 
 
 def disconnect_now(client: Any) -> None:
@@ -90,7 +103,7 @@ def disconnect_now(client: Any) -> None:
     client.disconnect()
 
 
-def interrupt(process: subprocess.Popen[Any], timeout: float = 10.0) -> None:
+def interrupt(process: subprocess.Popen[Any] | Forked, timeout: float = 10.0) -> None:
     """Stop a ``battleboard serve`` process as a GM does, with Ctrl+C; again every half second while it
     runs, and SIGKILL after ``timeout`` seconds. On gevent the interrupt lands in whichever greenlet
     runs at that moment: one serving a page ends quietly and the server goes on (seen on a busy
@@ -114,6 +127,14 @@ def make_app(instance: Path, **overrides: Any) -> Any:
         database_url=overrides.pop("database_url", f"sqlite:///{instance / 'test.sqlite3'}"),
         secret_key="test-secret",
         testing=True,
+        # seats' ids and battles' seeds derived from a fixed seed, so a table's dice are the same on
+        # every run (a seat's id goes into the mix of a phone's seed); a test may pass its own
+        test_seed=overrides.pop("test_seed", "battleboard-server-tests"),
+        # no live chances unless a test asks (tests/server/test_chances.py): each update's would take a core
+        chances_seconds=overrides.pop("chances_seconds", 0.0),
+        # the whole of every simulation (the browser tests' servers do a twentieth: their environment
+        # says so while they run, and an app made here then would carry it into the rules tests after)
+        odds_work=overrides.pop("odds_work", 1.0),
         **overrides,
     )
     app = create_app(config)
@@ -121,8 +142,32 @@ def make_app(instance: Path, **overrides: Any) -> Any:
     return app
 
 
+@pytest.fixture(scope="session")
+def migrated_database(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite file at the newest schema, made once per test process: the ``app`` fixture starts
+    from a copy of it instead of running every migration for each test (the start-up then finds the
+    database at the head and has nothing to do, as on any later start). The migration tests make
+    their own databases (``make_app``), and see every step run."""
+    path = tmp_path_factory.mktemp("migrated") / "head.sqlite3"
+    engine = make_engine(f"sqlite:///{path}")
+    try:
+        create_tables(engine)
+    finally:
+        engine.dispose()
+    return path
+
+
+def copy_database(source: Path, target: Path) -> None:
+    """SQLite's own backup of ``source`` into a new file ``target`` (whole, whatever its journal holds)."""
+    with sqlite3.connect(source) as original, sqlite3.connect(target) as copy:
+        original.backup(copy)
+    original.close()
+    copy.close()
+
+
 @pytest.fixture
-def app(tmp_path: Path) -> Iterator[Any]:
+def app(tmp_path: Path, migrated_database: Path) -> Iterator[Any]:
+    copy_database(migrated_database, tmp_path / "test.sqlite3")  # (make_app's database)
     application = make_app(tmp_path)
     yield application
     application.extensions["battleboard"].service.engine.dispose()

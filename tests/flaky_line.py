@@ -26,6 +26,8 @@ class FlakyLine:
         self.up = threading.Event()
         self.up.set()
         self.closed = False
+        #: connections refused while the line was down (a client's attempts to reconnect)
+        self.refused = 0
         #: open connections, each with the event that says whether its bytes still get through
         self.pairs: list[tuple[socket.socket, socket.socket, threading.Event]] = []
         self.guard = threading.Lock()
@@ -39,6 +41,7 @@ class FlakyLine:
                 return
             if not self.up.is_set():
                 client.close()  # no network: nothing gets through
+                self.refused += 1
                 continue
             try:
                 upstream = socket.create_connection(("127.0.0.1", self.target_port))

@@ -5,8 +5,8 @@
            spectator addresses.
 ``test``   installs everything the tests need (the test extra, Chromium, the browser libraries and
            axe-core for the accessibility tests, fetched from the npm registry by Python itself),
-           then runs ruff and the whole test suite, on every core (pytest-xdist). Extra arguments go
-           to pytest (``-n 0``: in one process).
+           then runs ruff and lint-imports, and the whole test suite on every core (pytest-xdist) with mypy beside it.
+           Extra arguments go to pytest (``-n 0``, or ``BATTLEBOARD_TEST_WORKERS=0``: in one process).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -80,26 +81,42 @@ def cmd_test(args: list[str]) -> int:
     say("ruff check")
     run(BIN / "ruff", "check", "rules", "webapp", "tests")
     run(BIN / "lint-imports", "--no-cache")  # the import contracts in pyproject.toml: layers, pure rules, no cycles
-    say("pytest")
-    return run(BIN / "python", "-m", "pytest", *parallel(args), *(args or ["-q"]), check=False)
+    # mypy (--strict over rules and webapp, [tool.mypy] in pyproject.toml) checks beside the tests,
+    # which wait on their browsers and servers much of the time; its verdict is printed after theirs
+    say("mypy, beside pytest")
+    with tempfile.TemporaryFile() as said:
+        mypy = subprocess.Popen([str(BIN / "mypy")], cwd=ROOT, stdout=said, stderr=subprocess.STDOUT)
+        say("pytest")
+        tests = run(BIN / "python", "-m", "pytest", *parallel(args), *(args or ["-q"]), check=False)
+        typed = mypy.wait()
+        said.seek(0)
+        say("mypy")
+        sys.stdout.write(said.read().decode(errors="replace"))
+        sys.stdout.flush()
+    if typed != 0:
+        say(f"failed ({typed}): mypy")
+    return tests or typed
 
 
 def parallel(args: list[str]) -> list[str]:
-    """pytest-xdist's options when ``BATTLEBOARD_TEST_WORKERS`` asks for them (``auto`` or a number)
-    and the arguments choose none of their own; by default the suite runs in one process, the way
-    CI has run it green (two workers on two cores still lose browser races under load).
+    """pytest-xdist's options unless the arguments choose their own: one worker per core (``-n auto``),
+    the groups of tests/conftest.py kept together. ``BATTLEBOARD_TEST_WORKERS`` sets the number of
+    workers (``0``: everything in this one process, as ``-n 0`` does).
 
     >>> os.environ.pop("BATTLEBOARD_TEST_WORKERS", None) and None
-    >>> parallel(["-q"])
-    []
-    >>> os.environ["BATTLEBOARD_TEST_WORKERS"] = "auto"
     >>> parallel(["-q"]), parallel(["-n", "0", "-q"]), parallel(["-q", "--dist=load", "-n3"])
     (['-n', 'auto', '--dist', 'loadgroup'], [], [])
+    >>> os.environ["BATTLEBOARD_TEST_WORKERS"] = "0"
+    >>> parallel(["-q"])
+    []
+    >>> os.environ["BATTLEBOARD_TEST_WORKERS"] = "3"
+    >>> parallel(["-q"])
+    ['-n', '3', '--dist', 'loadgroup']
     >>> del os.environ["BATTLEBOARD_TEST_WORKERS"]
     """
-    workers = os.environ.get("BATTLEBOARD_TEST_WORKERS", "").strip()
+    workers = os.environ.get("BATTLEBOARD_TEST_WORKERS", "").strip() or "auto"
     chosen = any(a in ("-n", "--numprocesses") or a.startswith(("-n", "--numprocesses=", "--dist")) for a in args)
-    if not workers or chosen or "no:xdist" in args:
+    if workers in ("0", "1") or chosen or "no:xdist" in args:
         return []
     return ["-n", workers, "--dist", "loadgroup"]
 

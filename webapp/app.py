@@ -14,13 +14,22 @@ from typing import Any
 from flask import Flask
 from flask_socketio import SocketIO
 
-from . import security, sockets, views
+from rules.odds.common import set_simulation_share
+
+from . import chances_live, hiding, security, sockets, table_dice, table_tools, views
 from .config import Config, load_config
 from .db import create_tables, make_engine
 from .service import BattleService
 from .wire import BoardPacket, BoardRedisManager
 
 socketio = SocketIO()
+#: modules of socket events beside webapp/sockets.py: importing them registers their handlers
+HANDLER_MODULES = (hiding, table_dice, table_tools)
+#: every client event, and those only the GM may send, of all those modules: read off the registered
+#: handlers, so a new event is covered by the generic role, payload and fuzz tests
+#: (tests/server/test_sockets.py, test_security.py, test_fuzz.py, test_trust.py)
+CLIENT_EVENTS = tuple(sockets.EVENT_HANDLERS)
+GM_EVENTS = tuple(name for name, (_fn, gm_only) in sockets.EVENT_HANDLERS.items() if gm_only)
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 REPO_DIR = PACKAGE_DIR.parent
@@ -50,7 +59,7 @@ def create_app(config: Config | None = None, **overrides: Any) -> Flask:
         from werkzeug.middleware.proxy_fix import ProxyFix
 
         n = config.trusted_proxies
-        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=n, x_proto=n, x_host=n)  # type: ignore[method-assign]
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=n, x_proto=n, x_host=n)  # type: ignore[method-assign]  # Flask's documented way to wrap its WSGI app
 
     engine = make_engine(config.database_url, timeout=config.db_timeout)
     create_tables(engine)
@@ -66,9 +75,10 @@ def create_app(config: Config | None = None, **overrides: Any) -> Flask:
     service = BattleService(engine, broadcaster=None, command_engine=command_engine)
     service.seats_per_table = config.seats_per_table
     service.test_seed = config.test_seed
+    set_simulation_share(config.odds_work)
     board_hub = sockets.Hub(app, service, config, socketio)
     app.extensions["battleboard"] = board_hub
-    service.broadcaster = board_hub.battle_updated
+    service.broadcaster = chances_live.follow(board_hub)  # each update's broadcast, then its chances (issue 37)
 
     app.register_blueprint(views.bp)
     from . import assets
@@ -78,18 +88,20 @@ def create_app(config: Config | None = None, **overrides: Any) -> Flask:
     if config.message_queue and config.message_queue.startswith(("redis://", "rediss://")):
         # Flask-SocketIO's Redis queue, able to publish all of a command's projections as one message
         queue = {"client_manager": BoardRedisManager(config.message_queue, config.message_queue_channel)}
-    socketio.init_app(
-        app,
-        async_mode=config.async_mode,
+    # python-socketio's and python-engineio's options, through Flask-SocketIO (typeshed's stub lists only
+    # some of them, and neither a null cors_allowed_origins nor an async_mode read from the environment)
+    options: dict[str, Any] = {
+        "async_mode": config.async_mode,
         **queue,
-        cors_allowed_origins=config.cors_allowed_origins,
-        max_http_buffer_size=config.max_payload_bytes,
-        ping_interval=config.ping_interval,
-        ping_timeout=config.ping_timeout,
-        serializer=BoardPacket,
-        logger=False,
-        engineio_logger=False,
-    )
+        "cors_allowed_origins": config.cors_allowed_origins,
+        "max_http_buffer_size": config.max_payload_bytes,
+        "ping_interval": config.ping_interval,
+        "ping_timeout": config.ping_timeout,
+        "serializer": BoardPacket,
+        "logger": False,
+        "engineio_logger": False,
+    }
+    socketio.init_app(app, **options)
     board_hub.install()  # the socket handlers, on the server init_app just made
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     return app
@@ -115,11 +127,12 @@ def settle_memory(full_collection_seconds: float = FULL_COLLECTION_SECONDS) -> N
 
     def full_collections() -> None:
         while True:
-            socketio.sleep(full_collection_seconds)
+            socketio.sleep(full_collection_seconds)  # type: ignore[arg-type]  # typeshed's SocketIO.sleep says int; it takes any number of seconds
             gc.collect()
 
     socketio.start_background_task(full_collections)
 
 
-def hub(app: Flask) -> Any:
-    return app.extensions["battleboard"]
+def hub(app: Flask) -> sockets.Hub:
+    found: sockets.Hub = app.extensions["battleboard"]
+    return found

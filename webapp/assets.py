@@ -26,6 +26,7 @@ import re
 import secrets
 import threading
 import warnings
+from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -34,6 +35,8 @@ from werkzeug.exceptions import RequestEntityTooLarge
 
 from rules import RulesError
 
+from .desk import Desk
+from .fog import sight_of
 from .models import StoredImage, utcnow
 from .security import BODY_LIMITS, limits
 
@@ -102,7 +105,7 @@ def check_image(data: bytes, declared: str) -> tuple[bytes, str, int, int]:
                                         "(4096 × 4096); make it smaller and upload it again", 413)
                 img.load()  # decodes every pixel of the first frame: a truncated file fails here
                 ImageOps.exif_transpose(img, in_place=True)  # turned upright if EXIF said so, with no copy
-                pixels = img
+                pixels: Image.Image = img
     except UploadRefused:
         raise
     except (Image.DecompressionBombError, Image.DecompressionBombWarning):
@@ -135,7 +138,7 @@ def store_image(table_id: int | None, data: bytes, content_type: str, width: int
     from sqlmodel import select
 
     digest = hashlib.sha256(data).hexdigest()
-    service = current_app.extensions["battleboard"].service
+    service: Desk = current_app.extensions["battleboard"].service
     with service.session() as s:
         found = s.exec(select(StoredImage).where(StoredImage.sha256 == digest)).first()
         if found is not None:
@@ -241,16 +244,22 @@ def serve(name: str) -> Any:
     return response
 
 
-def board_payload(stored: Any) -> dict[str, Any]:
+def board_payload(stored: Any, hidden: Iterable[str] = ()) -> dict[str, Any]:
     """The board every viewer of a table gets (contracts §1): the map with its address, each token's
-    colour and portrait address, the blocked squares."""
+    colour and portrait address (but the ``hidden`` combatants': rules/hiding.py), the blocked squares,
+    the fogged squares and the sight (every page draws the fog: dark on the TV and the phones, dimmed
+    on the GM's console; what stands in it is kept out of the battle payloads, :func:`webapp.fog.hide_fogged`)."""
     board = stored if isinstance(stored, dict) else {}
-    out: dict[str, Any] = {"map": None, "tokens": {}, "blocked": list(board.get("blocked") or [])}
+    out: dict[str, Any] = {"map": None, "tokens": {}, "blocked": list(board.get("blocked") or []),
+                           "fog": list(board.get("fog") or []), "sight": sight_of(board)}
     m = board.get("map")
     if isinstance(m, dict) and m.get("image") and m.get("type") in TYPES:
         out["map"] = {"url": image_url(m["image"], m["type"]), "width": m["width"], "height": m["height"],
                       "squares_across": m["squares_across"], "offset_x": m["offset_x"], "offset_y": m["offset_y"]}
+    left_out = set(hidden)
     for cid, look in (board.get("tokens") or {}).items():
+        if cid in left_out:
+            continue
         portrait = look.get("portrait")
         out["tokens"][cid] = {
             "colour": look.get("colour"),

@@ -67,9 +67,10 @@ class Broadcast:
     def __init__(self, socketio: SocketIO) -> None:
         self.socketio = socketio
 
-    def battle_updated(self, result: CommandResult, seat_ids: list[str]) -> None:
+    def battle_updated(self, result: CommandResult, seat_ids: list[str], *, fog: frozenset[tuple[int, int]] | None = frozenset()) -> None:
         """Send each projection room its own update of an accepted command (the seats of the table:
-        ``seat_ids``). Rooms whose projections are equal (seats that control nothing see what
+        ``seat_ids``; ``fog``: the table's fogged squares, whose occupants only the GM is sent; None:
+        not known, so only the GM is sent the update). Rooms whose projections are equal (seats that control nothing see what
         spectators see) share one emit: one encoding, one queue message."""
         battle = result.battle
         if battle is None or result.undo_offer is UNKNOWN:
@@ -79,13 +80,13 @@ class Broadcast:
         idle: list[dict[str, Any]] = []  # projections of seats that control no combatant
         shared: dict[str, Any] | None = None  # the one every such seat gets, once that is plain
         for viewer in audience(seat_ids):  # the GM and spectators first
-            if result.quiet and not viewer.is_gm:
+            if (result.quiet or fog is None) and not viewer.is_gm:
                 continue  # a GM's secret: nothing tells the others it happened (not even a new version)
             is_idle = viewer.role == "player" and not viewer.own_combatants(battle.state)
             if is_idle and shared is not None:
                 payload = shared
             else:
-                payload = project(battle, viewer, result.events, result.undo_offer)
+                payload = project(battle, viewer, result.events, result.undo_offer, fog=fog or frozenset())
                 # the others' pages hold the version they were last told of (a GM's secret since
                 # then sent them nothing): this update follows on from it
                 told = result.prev_version if viewer.is_gm or result.prev_told is None else result.prev_told
@@ -124,9 +125,9 @@ class Broadcast:
     def emit_all(self, emits: list[Emit], battle: dict[str, Any] | None = None) -> None:
         """Send the emits of one change; with the Redis queue as one message (``battle``: the battle
         as the command left it, for the other processes only)."""
-        manager = self.socketio.server.manager
+        manager = self.socketio.server.manager  # type: ignore[attr-defined]  # typeshed's SocketIO leaves out .server (python-socketio's Server)
         if isinstance(manager, BoardRedisManager):
             manager.emit_many(emits, battle=battle)  # one queue message for all the rooms
         else:
             for event, payload, to in emits:
-                self.socketio.emit(event, payload, to=to)
+                self.socketio.emit(event, payload, to=to)  # type: ignore[arg-type]  # typeshed says one room; Flask-SocketIO takes a list too

@@ -9,27 +9,27 @@ import sys
 from pathlib import Path
 from typing import Any
 
-#: the demo tables ``serve`` prepares, one per rule system: slug, name, and the lineup as
-#: (preset name, side, controller); the heroes are the GM's until the GM hands them to a player
-DEMOS: dict[str, tuple[str, str, list[tuple[str, str, str]]]] = {
-    "phantoms-bane": ("demo", "Demo: a Phantom's Bane duel", [("Jharek", "A", "gm"), ("Wild Monster", "B", "computer")]),
-    "eclipse-phase": ("demo-eclipse-phase", "Demo: Eclipse Phase boarding action", [
-        ("Jinx", "A", "gm"), ("Habitat guard", "A", "gm"), ("Exhuman stalker", "B", "computer"), ("Security synth", "B", "computer"),
-    ]),
-    "olympia": ("demo-olympia", "Demo: an Olympia field battle", [
-        ("Noble with two knights", "A", "gm"), ("Captain of archers", "A", "gm"),
-        ("Pirate captain", "B", "computer"), ("Knight commander", "B", "computer"),
-    ]),
-    "adnd": ("demo-adnd", "Demo: AD&D in the orc caves", [
-        ("Fighter (5th level)", "A", "gm"), ("Cleric (2nd level)", "A", "gm"), ("Thief (2nd level)", "A", "gm"),
-        ("Orc", "B", "computer"), ("Gnoll", "B", "computer"), ("Bugbear", "B", "computer"),
-    ]),
-    "battles-and-balances": ("demo-battles-and-balances", "Demo: Battles&Balances skirmish", [
-        ("Prince Vasyl of Ostgrund", "A", "gm"), ("Baerg the Fighter", "A", "gm"),
-        ("Huge Orc", "B", "computer"), ("Goblin Archer", "B", "computer"),
-    ]),
-}
-DEMO_SLUG = DEMOS["phantoms-bane"][0]
+#: a demo as ``DEMOS`` lists it: slug, name, and the lineup as (preset name, side, controller)
+DemoEntry = tuple[str, str, list[tuple[str, str, str]]]
+
+
+def demos() -> dict[str, DemoEntry]:
+    """The demo tables ``serve`` prepares, one per rule system that has one (its traits' ``demo``), in
+    registry order: ``{system id: (slug, name, lineup)}``, the lineup as (preset name, side,
+    controller); the heroes are the GM's until the GM hands them to a player."""
+    from rules import available_systems
+
+    return {system.id: (demo.slug, demo.title, list(demo.lineup))
+            for system in available_systems() if (demo := system.traits.demo) is not None}
+
+
+def __getattr__(name: str) -> Any:
+    """``DEMOS`` (:func:`demos`) and ``DEMO_SLUG`` (the first demo's slug), read off the systems when asked."""
+    if name == "DEMOS":
+        return demos()
+    if name == "DEMO_SLUG":
+        return next(iter(demos().values()))[0]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _links(table: Any, host_urls: list[str]) -> list[str]:
@@ -59,9 +59,12 @@ def demo_lineup(system_id: str) -> list[dict[str, Any]]:
     """A demo's lineup from its system's presets."""
     from rules import get_system
 
-    presets = {p["name"]: p for p in get_system(system_id).presets()}
+    system = get_system(system_id)
+    if system.traits.demo is None:
+        raise KeyError(f"the rule system {system_id!r} has no demo")
+    presets = {p["name"]: p for p in system.presets()}
     lineup = []
-    for number, (preset, side, controller) in enumerate(DEMOS[system_id][2], start=1):
+    for number, (preset, side, controller) in enumerate(system.traits.demo.lineup, start=1):
         entry = dict(presets[preset])
         entry.update(id=f"c{number}", side=side, controller=controller, seat=None)
         lineup.append(entry)
@@ -77,9 +80,10 @@ def ensure_demo(app: Any) -> list[Any]:
     service = app.extensions["battleboard"].service
     tables = []
     for system in available_systems():
-        if system.id not in DEMOS:
+        demo = system.traits.demo
+        if demo is None:
             continue
-        slug, name, _ = DEMOS[system.id]
+        slug, name = demo.slug, demo.title
         try:
             table = service.table(slug=slug)
         except RulesError:
@@ -88,8 +92,9 @@ def ensure_demo(app: Any) -> list[Any]:
             if not table.lineup:
                 service.set_lineup(table.id, demo_lineup(system.id))
             battle_id = service.start_battle(table.id).battle_id
-            if service.battle(battle_id).status == "setup":  # Olympia's deployment: the presets' rows as they are
-                service.declare(battle_id, Viewer.gm(), {"type": "begin"}, actor="gm")
+            if service.battle(battle_id).status == "setup":  # past a deployment (Olympia's: the presets' rows as they are)
+                for declaration in demo.opening:
+                    service.declare(battle_id, Viewer.gm(), dict(declaration), actor="gm")
             table = service.table(table_id=table.id)
         tables.append(table)
     return tables
@@ -174,6 +179,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     settle_memory()
     hub(app).start_heartbeat()  # pages that missed an update catch up on their own
     checkpoint_in_background(hub(app).service.engine)
+    if on_gevent:
+        # Ctrl+C is taken by gevent's loop and raised in the greenlet that serves: the one that runs
+        # the server. Left to Python, the signal landed in whichever greenlet was running, and one
+        # serving a page swallowed it (a busy board went on after the first Ctrl+C).
+        import signal
+
+        serving = gevent.getcurrent()
+        gevent.signal_handler(signal.SIGINT, lambda: gevent.kill(serving, KeyboardInterrupt))
     try:
         socketio.run(app, host=args.host, port=args.port, allow_unsafe_werkzeug=True, use_reloader=False, log_output=False)
     except KeyboardInterrupt:  # Ctrl+C: the board stops, quietly
@@ -182,7 +195,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_tables(args: argparse.Namespace) -> int:
-    from sqlmodel import select
+    from sqlmodel import col, select
 
     from .app import create_app
     from .models import GameTable
@@ -191,7 +204,7 @@ def cmd_tables(args: argparse.Namespace) -> int:
     service = app.extensions["battleboard"].service
     urls = _link_base(args, Path(app.instance_path))
     with service.session() as s:
-        for table in s.exec(select(GameTable).order_by(GameTable.id)):
+        for table in s.exec(select(GameTable).order_by(col(GameTable.id))):
             print("\n".join(_links(table, urls)))
     return 0
 

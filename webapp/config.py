@@ -10,6 +10,7 @@ import os
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 
 def _default_instance() -> Path:
@@ -60,11 +61,17 @@ class Config:
     #: seconds between the heartbeats that tell each page the battle's version and its table's stamp
     #: as the database holds them (a page that missed an update catches up within this time; 0: none)
     heartbeat_seconds: float = 3.0
+    #: seconds each update's chances to win may take, worked out after its broadcast (issue 37,
+    #: webapp/chances_live.py; 0: no live chances)
+    chances_seconds: float = 1.0
     #: for tests only (BATTLEBOARD_TEST_SEED): every battle's dice seed and every seat's public id are
     #: derived from it and the table (see :func:`fixed_for_tests`), so a test plays the same dice on every
     #: run. Unset (the default) they are random. Never set it for real games: whoever knows it knows the dice.
     test_seed: str | None = None
-    extra: dict = field(default_factory=dict)
+    #: the share of its full work a simulated answer (Olympia's odds) does, above 0 and at most 1
+    #: (BATTLEBOARD_ODDS_WORK): a small machine answers sooner with wider intervals
+    odds_work: float = 1.0
+    extra: dict[str, Any] = field(default_factory=dict)
 
     def finish(self) -> Config:
         """Fill the defaults that need the instance folder (creating it)."""
@@ -101,10 +108,36 @@ def _int(raw: str | None, default: int) -> int:
         return default
 
 
+def _budget(raw: str | None, default: float) -> float:
+    """Seconds from 0 to 10 (fractions too); anything else keeps the default.
+
+    >>> _budget("0.5", 1.0), _budget("0", 1.0), _budget("lots", 1.0), _budget("99", 1.0)
+    (0.5, 0.0, 1.0, 1.0)
+    """
+    try:
+        value = float(raw) if raw is not None else default
+    except ValueError:
+        return default
+    return value if 0 <= value <= 10 else default
+
+
 def _seconds(raw: str | None, default: int) -> int:
     """Whole seconds from 1 to an hour; anything else keeps the default."""
     value = _int(raw, default)
     return value if 1 <= value <= 3600 else default
+
+
+def _share(raw: str | None) -> float:
+    """A share above 0 and at most 1; anything else is 1 (the whole work).
+
+    >>> _share("0.1"), _share(None), _share("0"), _share("2"), _share("much")
+    (0.1, 1.0, 1.0, 1.0, 1.0)
+    """
+    try:
+        value = float(raw) if raw else 1.0
+    except ValueError:
+        return 1.0
+    return value if 0 < value <= 1 else 1.0
 
 
 def load_config(**overrides: object) -> Config:
@@ -123,7 +156,9 @@ def load_config(**overrides: object) -> Config:
         ping_interval=_seconds(env.get("BATTLEBOARD_PING_INTERVAL"), 10),
         ping_timeout=_seconds(env.get("BATTLEBOARD_PING_TIMEOUT"), 10),
         heartbeat_seconds=float(_seconds(env.get("BATTLEBOARD_HEARTBEAT_SECONDS"), 3)),
+        chances_seconds=_budget(env.get("BATTLEBOARD_CHANCES_SECONDS"), 1.0),
         test_seed=env.get("BATTLEBOARD_TEST_SEED") or None,
+        odds_work=_share(env.get("BATTLEBOARD_ODDS_WORK")),
     )
     for key, value in overrides.items():
         if not hasattr(config, key):

@@ -50,12 +50,12 @@ def make_engine(url: str, *, timeout: float = 30.0, pre_ping: bool = True, pool_
         )
 
         @event.listens_for(engine, "connect")
-        def _sqlite_pragmas(dbapi_connection, _record):  # type: ignore[no-untyped-def]
+        def _sqlite_pragmas(dbapi_connection: sqlite3.Connection, _record: object) -> None:
             cursor = dbapi_connection.cursor()
-            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute(f"PRAGMA busy_timeout={busy_ms}")
+            _write_ahead_log(cursor, timeout)
             cursor.execute("PRAGMA synchronous=NORMAL")
             cursor.execute("PRAGMA foreign_keys=ON")
-            cursor.execute(f"PRAGMA busy_timeout={busy_ms}")
             cursor.close()
 
         return engine
@@ -70,6 +70,24 @@ def make_engine(url: str, *, timeout: float = 30.0, pre_ping: bool = True, pool_
         json_serializer=wire.dumps,
         json_deserializer=wire.loads,
     )
+
+
+def _write_ahead_log(cursor: sqlite3.Cursor, timeout: float) -> None:
+    """Put the database file in write-ahead-log mode (once per file: the mode stays with it). The
+    switch takes the file for itself and, unlike other statements, may answer "database is locked"
+    at once, without waiting, when several processes open a new database together: it is tried
+    again until ``timeout`` has passed."""
+    if str(cursor.execute("PRAGMA journal_mode").fetchone()[0]).lower() == "wal":
+        return
+    give_up = time.monotonic() + timeout
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > give_up:
+                raise
+            time.sleep(0.02)
 
 
 def checkpoint_in_background(engine: Engine, every_seconds: float = 0.25) -> bool:

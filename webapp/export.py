@@ -28,6 +28,8 @@ from rules import RulesError, Viewer, get_system
 from rules.core import PUBLIC, event_for
 from rules.dice import commitment
 from rules.fair import ALGORITHM, ENTROPY, epoch_steps, seed_epochs
+from rules.hiding import hidden_names, visible_names
+from rules.hiding import scrub as scrub_hidden
 
 from .models import (
     Battle,
@@ -37,6 +39,8 @@ from .models import (
     GameTable,
     Seat,
     new_library_key,
+    row_id,
+    table_of,
     utcnow,
 )
 from .service import BattleService, _join_code, _token
@@ -81,7 +85,7 @@ def export_battle(service: BattleService, battle_id: int, *, public: bool = Fals
     by_version: dict[int, list[dict[str, Any]]] = {}
     for row in event_list:
         by_version.setdefault(row.version, []).append({**row.payload, "visibility": row.visibility})
-    commands = [{"version": c.version, "actor": c.actor, "declaration": c.declaration, "at": _time(c.created_at)} for c in rows]
+    commands: list[dict[str, Any]] = [{"version": c.version, "actor": c.actor, "declaration": c.declaration, "at": _time(c.created_at)} for c in rows]
     undone = undone_versions(commands, by_version)
     for command in commands:
         command["undone"] = command["version"] in undone
@@ -150,8 +154,9 @@ def public_copy(doc: dict[str, Any], told: int) -> dict[str, Any]:
     told_versions = {ev["v"] for ev in events}
     commands = [{**c, "declaration": {"type": c["declaration"].get("type")}} for c in doc["commands"] if c["version"] in told_versions]
 
-    def seen(state: dict[str, Any]) -> dict[str, Any]:
-        return {k: v for k, v in system.view_for(state, SPECTATOR).items() if k != "legal"} if state else {}
+    def seen(state: dict[str, Any]) -> dict[str, Any]:  # (a combatant hidden then is in none of it: rules/hiding.py)
+        shown = scrub_hidden(system.view_for(state, SPECTATOR), hidden_names(state), visible_names(state)) if state else {}
+        return {k: v for k, v in shown.items() if k != "legal"}
 
     return {**doc, "audience": "public", "battle": {**doc["battle"], "version": told}, "setup": None,
             "initial_state": seen(doc["initial_state"]), "commands": commands, "events": events, "final_state": seen(doc["final_state"])}
@@ -185,6 +190,7 @@ def load_document(raw: bytes | str) -> dict[str, Any]:
     except RulesError as exc:
         raise ImportRefused(str(exc)) from None
     check_shape(doc)
+    assert isinstance(doc, dict)  # check_shape refused anything else
     return doc
 
 
@@ -263,20 +269,20 @@ def import_document(service: BattleService, doc: dict[str, Any], *, library: Any
                 break
             except Exception:  # a slug or join code taken: draw again
                 s.rollback()
-        battle = Battle(table_id=table.id, system_id=system.id, version=final.version, state=final.state, seed=doc["dice"]["seeds"][-1]["seed"],
+        battle = Battle(table_id=row_id(table), system_id=system.id, version=final.version, state=final.state, seed=doc["dice"]["seeds"][-1]["seed"],
                         status=final.status, mix=final.mix, setup=setup, shareable=False)
         s.add(battle)
         s.flush()
         assert battle.id is not None
         conn = s.connection()
-        conn.execute(BattleSnapshot.__table__.insert(), [  # type: ignore[attr-defined]
+        conn.execute(table_of(BattleSnapshot).insert(), [
             {"battle_id": battle.id, "version": step.version, "state": step.state, "prev_version": step.prev_version,
              "checkpoint": step.checkpoint, "dice_step": step.at_step} for step in steps])
         rows = [row for step in steps for row in event_rows(battle.id, step.version, step.events, at)]
         if rows:
-            conn.execute(BattleEvent.__table__.insert(), rows)  # type: ignore[attr-defined]
+            conn.execute(table_of(BattleEvent).insert(), rows)
         if len(steps) > 1:
-            conn.execute(BattleCommand.__table__.insert(), [  # type: ignore[attr-defined]
+            conn.execute(table_of(BattleCommand).insert(), [
                 {"battle_id": battle.id, "version": step.version, "msg_id": f"import-{step.version}",
                  "actor": str(commands[step.version]["actor"])[:80], "declaration": commands[step.version]["declaration"], "created_at": at}
                 for step in steps[1:]])

@@ -4,14 +4,32 @@ from __future__ import annotations
 
 import secrets
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
-from sqlalchemy import JSON, Column, LargeBinary, Text, UniqueConstraint, false
+from sqlalchemy import JSON, Column, LargeBinary, Table, Text, UniqueConstraint, false
 from sqlmodel import Field, SQLModel
 
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+class _Row(Protocol):
+    @property
+    def id(self) -> int | None: ...
+
+
+def row_id(row: _Row) -> int:
+    """The id of a row read from the database (or flushed to it), where it always has one."""
+    if row.id is None:
+        raise ValueError(f"{type(row).__name__} has no id: it was never stored")
+    return row.id
+
+
+def table_of(model: type[SQLModel]) -> Table:
+    """The SQLAlchemy table of a table model, for Core statements."""
+    table: Table = model.__table__  # type: ignore[attr-defined]  # SQLModel sets __table__ on its table classes but does not declare it
+    return table
 
 
 def new_library_key() -> str:
@@ -42,7 +60,7 @@ class GameTable(SQLModel, table=True):
     #: (None until the GM changes one: both off; see :func:`display_settings`)
     display: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
     #: the board under the grid: ``{"map", "tokens", "blocked"}`` (None until the GM sets one; see
-    #: :func:`webapp.service.board_settings`)
+    #: :func:`webapp.tables.board_settings`)
     board: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
     #: the saved roster the lineup was loaded from (or last saved as): survivors may be written back
     #: over it (None: a lineup built by hand, or mixed from several rosters). A plain number, no
@@ -158,8 +176,22 @@ class BattleCommand(SQLModel, table=True):
     created_at: datetime = Field(default_factory=utcnow)
 
 
+class BattleChances(SQLModel, table=True):
+    """Who's winning at one version of a battle, as the live update worked it out (issue 37,
+    webapp/chances_live.py): the ``chances`` message. The replay and the report read them back."""
+
+    __tablename__ = "battle_chances"
+    __table_args__ = (UniqueConstraint("battle_id", "version", name="uq_chances_version"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    battle_id: int = Field(foreign_key="battle.id", index=True)
+    version: int
+    payload: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+
+
 #: the table display's settings and their defaults (:attr:`GameTable.display`)
-DISPLAY_DEFAULTS: dict[str, bool] = {"show_join": False, "show_odds": False}
+DISPLAY_DEFAULTS: dict[str, bool] = {"show_join": False, "show_odds": False,
+                                     "show_chances": False, "phones_chances": False}  # who's winning: webapp/chances_live.py
 
 
 def display_settings(stored: Any) -> dict[str, bool]:

@@ -3,7 +3,8 @@
 Pure functions of records already read: nothing here reads the database or speaks Socket.IO. The
 authority's sync, the broadcaster's updates (:mod:`webapp.broadcast`) and the heartbeat's stamps all
 project through them, so a page that syncs gets exactly what an update gave it. The battle's view is
-the rule system's own projection (``view_for``, each event in the words written for this viewer);
+the rule system's own projection (``view_for``) with the common view shape added
+(``rules.engine.project``), each event in the words written for this viewer;
 what is hidden from a viewer is decided there, never here.
 """
 
@@ -14,12 +15,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rules import Viewer, get_system
+from rules import Viewer, engine, get_system
 from rules import physical as physical_dice
+from rules.chances import HELP as CHANCES_HELP
 from rules.core import event_for
 from rules.fair import dice_info, undone_versions
 
 from .assets import board_payload
+from .fog import hide_fogged
 from .models import Battle, GameTable, Seat, display_settings
 from .store import BattleRecord, told_version
 from .wire import dumps_bytes
@@ -36,12 +39,14 @@ def seats_playing(state: Mapping[str, Any]) -> list[str]:
 
 
 def project(battle: Battle | BattleRecord, viewer: Viewer, events: Iterable[Mapping[str, Any]],
-            undo_offer: dict[str, Any] | None) -> dict[str, Any]:
+            undo_offer: dict[str, Any] | None, *, fog: frozenset[tuple[int, int]] = frozenset()) -> dict[str, Any]:
     """One viewer's payload of a battle: its view, the events it may see, the versions those events
     say an undo took back (``undone``: every page marks them in its log), and for the GM the step an
-    undo would take back now (``undo_offer``, named for the confirmation; None: nothing to undo)."""
+    undo would take back now (``undo_offer``, named for the confirmation; None: nothing to undo).
+    ``fog``: the table's fogged squares; nothing standing on one reaches a player (but their own
+    combatants) or a spectator (:func:`webapp.fog.hide_fogged`)."""
     system = get_system(battle.system_id)
-    view = system.view_for(battle.state, viewer)
+    view = engine.project(system, battle.state, viewer)  # the system's part and the common view shape
     physical = physical_dice.dice_view(battle.state, viewer)  # the roll due from real dice (H9)
     if physical is not None:  # while the battle waits for dice, nobody may declare anything
         view = {**view, "physical": physical, **({"legal": []} if physical["due"] else {})}
@@ -54,7 +59,7 @@ def project(battle: Battle | BattleRecord, viewer: Viewer, events: Iterable[Mapp
     for ev in visible:
         if ev.get("type") == "battle.undone" or ev.get("type") == "dice.entropy":
             said.setdefault(int(ev["v"]), []).append(ev)
-    payload = {"battle_id": battle.id, "v": version, "system": battle.system_id, "status": battle.status, "view": view, "events": visible,
+    payload: dict[str, Any] = {"battle_id": battle.id, "v": version, "system": battle.system_id, "status": battle.status, "view": view, "events": visible,
                "undone": sorted(undone_versions(said)) if said else [], "dice": dice_info(battle.seed, battle.mix, battle.status)}
     # who plays: the GM's console names the seats still waiting for a combatant; a player's
     # page knows whether the GM has given it one yet (a seat that plays nothing gets nothing
@@ -64,7 +69,7 @@ def project(battle: Battle | BattleRecord, viewer: Viewer, events: Iterable[Mapp
         payload["undo"] = undo_offer
     elif (own := viewer.own_combatants(battle.state)):
         payload["yours"] = own
-    return payload
+    return hide_fogged(payload, fog, viewer)
 
 
 @dataclass(frozen=True)
@@ -86,11 +91,15 @@ def table_payload(table: GameTable, viewer: Viewer, seats: list[Seat], *, join: 
         "slug": table.slug,
         "name": table.name,
         "system": {"id": system.id, "name": system.name, "summary": system.summary},
+        # what the pages read of the system instead of its id: grid, round word, and what the TV's
+        # odds panel asks (only while the GM shows odds on the TV)
+        "traits": system.traits.to_dict(odds=display_settings(table.display).get("show_odds") is True),
         "battle_id": table.battle_id,
         "role": viewer.role,
-        "help": system.help(),
-        # the map under the grid, token colours and portraits, blocked squares (every viewer)
-        "board": board_payload(table.board),
+        "help": [*system.help(), CHANCES_HELP],  # (who's winning: rules/chances.py)
+        # the map under the grid, token colours and portraits, blocked squares (every viewer; a
+        # hidden combatant's token look only to the GM)
+        "board": board_payload(table.board, () if viewer.is_gm else hidden_tokens(table)),
         # the names the players typed are public: the display says "Now: Jinx (Alice)"
         "seat_names": {s.public_id: s.name for s in seats},
         "display": display_settings(table.display),
@@ -123,6 +132,23 @@ def table_payload(table: GameTable, viewer: Viewer, seats: list[Seat], *, join: 
         )
     payload["stamp"] = stamp_of(payload)
     return payload
+
+
+def hidden_tokens(table: GameTable) -> list[str]:
+    """The combatants of the table's battle hidden from the table (their token looks reach only the
+    GM): as the last hide or reveal of that battle left them (``board["hidden"]``, written by
+    webapp/hiding.py), else as its lineup began it.
+
+    >>> from webapp.models import GameTable
+    >>> hidden_tokens(GameTable(battle_id=3, lineup=[{"id": "g", "hidden": True}, {"id": "j"}], board={}))
+    ['g']
+    >>> hidden_tokens(GameTable(battle_id=3, lineup=[{"id": "g", "hidden": True}], board={"hidden": {"battle": 3, "ids": []}}))
+    []
+    """
+    kept = (table.board or {}).get("hidden") if isinstance(table.board, dict) else None
+    if isinstance(kept, dict) and kept.get("battle") == table.battle_id and table.battle_id is not None:
+        return [str(cid) for cid in kept.get("ids") or []]
+    return [str(e.get("id")) for e in table.lineup or [] if isinstance(e, dict) and e.get("hidden") is True]
 
 
 def stamp_of(payload: dict[str, Any]) -> str:

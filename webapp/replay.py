@@ -44,7 +44,7 @@ def replay_battle(service: BattleService, battle_id: int) -> ReplayReport:
         events: dict[int, list[dict[str, Any]]] = {}
         for row in s.exec(select(BattleEvent).where(BattleEvent.battle_id == battle_id).order_by(col(BattleEvent.version), col(BattleEvent.index))):
             events.setdefault(row.version, []).append({**row.payload, "visibility": row.visibility})
-    log = [{"version": c.version, "actor": c.actor, "declaration": c.declaration, "events": events.get(c.version, [])} for c in commands]
+    log: list[dict[str, Any]] = [{"version": c.version, "actor": c.actor, "declaration": c.declaration, "events": events.get(c.version, [])} for c in commands]
     try:
         for step in reapply(battle.system_id, seed_epochs(events, battle.seed), battle.setup, snapshots[1], log, stored_state=snapshots.get):
             if step.version == 1:

@@ -25,12 +25,13 @@ from typing import Any
 
 from sqlmodel import col, select
 
-from rules import RulesError, Viewer, get_system
+from rules import RulesError, Viewer, engine, get_system
 from rules.core import event_for
 from rules.fair import ENTROPY, dice_info, undone_by
 
+from . import report_chances
 from .assets import board_payload
-from .models import Battle, BattleCommand, BattleEvent, BattleSnapshot, GameTable
+from .models import Battle, BattleCommand, BattleEvent, BattleSnapshot, GameTable, row_id
 from .service import BattleService
 from .store import told_version
 
@@ -98,6 +99,8 @@ def replay_data(service: BattleService, table: GameTable, access: ReplayAccess, 
         commands = {
             c.version: c.declaration for c in s.exec(select(BattleCommand).where(BattleCommand.battle_id == battle.id))
         }
+        # who's winning at each step (issue 37): the GM's replay always, the others' once the battle is over
+        chances = report_chances.kept(s, row_id(battle)) if viewer.is_gm or battle.status == "ended" else {}
     events_by_version: dict[int, list[dict[str, Any]]] = {}
     for row in rows:
         events_by_version.setdefault(row.version, []).append({"v": row.version, "i": row.index, "visibility": row.visibility, **row.payload})
@@ -117,7 +120,7 @@ def replay_data(service: BattleService, table: GameTable, access: ReplayAccess, 
         else:  # each event in the words written for this viewer (see rules.core.event_for)
             visible = [shown for ev in events if (shown := event_for(ev, viewer, state)) is not None]
         # the replay takes no action: the menus of legal declarations stay out (half its size)
-        view = {k: v for k, v in system.view_for(state, viewer).items() if k != "legal"}
+        view = {k: v for k, v in engine.project(system, state, viewer).items() if k != "legal"}
         if not viewer.is_gm and snap.version > 1 and not visible and view == shown_view:
             continue  # a change this viewer never saw (a GM's secret): no step tells it happened
         shown_view = view
@@ -130,6 +133,7 @@ def replay_data(service: BattleService, table: GameTable, access: ReplayAccess, 
             "status": state.get("status", "active"),
             "view": view,
             "events": visible,
+            "chances": chances.get(snap.version),
         })
     return {
         "battle_id": battle.id,

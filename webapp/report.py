@@ -15,17 +15,19 @@ import hashlib
 import io
 import threading
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from sqlmodel import col, select
 
-from rules import get_system
+from rules import get_system, luck
 from rules import report as rules_report
 from rules.core import PUBLIC, Viewer, event_for
 from rules.fair import undone_versions
 
-from .models import BattleEvent, BattleSnapshot, GameTable
+from . import report_chances
+from .models import BattleEvent, BattleSnapshot, GameTable, row_id
 from .service import BattleService, NotFound
 from .text import scrub
 
@@ -51,7 +53,7 @@ def is_shareable(battle: Any) -> bool:
     return getattr(battle, "shareable", False) is True
 
 
-def dice_record(battle: Any, rows: list[Any]) -> dict[str, Any]:
+def dice_record(battle: Any, rows: Sequence[Any]) -> dict[str, Any]:
     """The commitment, the players' seeds and the revealed seed, from the battle's log (the
     ``dice.committed``, ``dice.entropy`` and ``dice.revealed`` events); None where not recorded (a
     battle from before the dice were committed). All of it is public: every screen shows it."""
@@ -109,6 +111,7 @@ def build_report(service: BattleService, battle_id: Any, *, gm: bool) -> dict[st
         rows = s.exec(
             select(BattleEvent).where(BattleEvent.battle_id == battle.id).order_by(col(BattleEvent.version), col(BattleEvent.index))
         ).all()
+        kept_chances = report_chances.kept(s, row_id(battle))
     chain = _path(list(snapshots), list(rows)) or sorted(snapshots)
     on_chain = set(chain)
     events = []
@@ -155,9 +158,16 @@ def build_report(service: BattleService, battle_id: Any, *, gm: bool) -> dict[st
     for key, title, unit in rules_report.charts(system.id, public):
         series = {side: [(x, values[key].get(side, 0)) for x, values in sorted(points.items())] for side in sides}
         charts.append({"key": key, "title": title, "unit": unit, "series": series, "lines": lines.get(key, {})})
+    # who's winning over the battle, and its turning points (issue 37): the chances the live updates kept
+    told = {e["v"] for e in events}
+    chances = report_chances.chances_part(
+        kept_chances, [v for v in chain if gm or v in told], events, outcome.get("winner_side") or outcome.get("winner"),
+        lambda e: rules_report.is_key_moment(system.id, dict(e)))
+    if chances["chances_chart"] is not None:
+        charts.append(chances["chances_chart"])
     # text stored before the board read every field (a lone surrogate, a control character) is
     # written as U+FFFD: the page and its Markdown stay valid UTF-8
-    return scrub({
+    report: dict[str, Any] = scrub({
         "battle_id": battle.id,
         "table": table.name if table else "",
         "system": {"id": system.id, "name": system.name},
@@ -169,11 +179,15 @@ def build_report(service: BattleService, battle_id: Any, *, gm: bool) -> dict[st
         "sides": {side: [c["name"] for c in combatants if c["side"] == side] for side in sides},
         "combatants": combatants,
         "moments": [{"text": e.get("text", ""), "type": e.get("type"), "visibility": e.get("visibility")} for e in moments],
-        "dice": {**dice_record(battle, rows), "rolls": len(rolls), "kinds": sorted(dice_kinds.items())},
+        "dice": {**dice_record(battle, rows), "rolls": len(rolls), "kinds": sorted(dice_kinds.items()),
+                 # whose dice ran hot or cold (issue 37), from the rolls this report's reader may see
+                 "luck": luck.by_roller(events, end.get("combatants") or {}, {seat.public_id: seat.name for seat in service.seats(battle.table_id)})},
         "charts": charts,
+        "turning_points": chances["turning_points"],
         # (the public report counts the versions the table was told of: a GM's secret is none of them)
         "versions": len(chain) if gm else len({e["v"] for e in events}),
     })
+    return report
 
 
 #: chart sizes in inches (at 100 px an inch): a page's width, and a phone's (its text stays readable)
@@ -186,6 +200,7 @@ def chart_svg(chart: dict[str, Any], progress_label: str, size: str = "wide") ->
 
     matplotlib.use("svg", force=False)
     from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
 
     with _chart_lock:
         matplotlib.rcParams["svg.hashsalt"] = "battleboard"  # the same report gives the same SVG
@@ -202,12 +217,14 @@ def chart_svg(chart: dict[str, Any], progress_label: str, size: str = "wide") ->
                 axes.axhline(line, color=colour, linestyle=(0, (4, 3)), linewidth=1.2, alpha=0.8, label=f"Side {side} breaks at {line:,.0f}")
         if not narrow:  # on a phone the caption under the chart names it
             axes.set_title(chart["title"], fontsize=11)
-        axes.set_xlabel(f"{progress_label} (0 = the start)", fontsize=11)
+        axes.set_xlabel(chart.get("x_label") or f"{progress_label} (0 = the start)", fontsize=11)
         axes.set_ylabel(chart["unit"], fontsize=11)
         axes.tick_params(labelsize=10)
         axes.set_ylim(bottom=0)
         axes.grid(True, alpha=0.3)
-        axes.xaxis.get_major_locator().set_params(integer=True)
+        locator = axes.xaxis.get_major_locator()
+        if isinstance(locator, MaxNLocator):  # (the default AutoLocator is one)
+            locator.set_params(integer=True)
         axes.legend(fontsize=8 if narrow else 9, loc="best")
         figure.tight_layout()
         buffer = io.StringIO()
@@ -282,6 +299,10 @@ def render_markdown(report: dict[str, Any], *, chart_files: dict[str, str] | Non
         for side, line in chart["lines"].items():
             out.append(f"\nSide {side} breaks at {line:,.0f}.")
         out.append("")
+    if report.get("turning_points"):
+        out += ["## Turning points", ""]
+        out += [f"{i}. {point['text']} ({point['name']}'s chance to win)" for i, point in enumerate(report["turning_points"], 1)]
+        out.append("")
     out += ["## Dice", ""]
     dice = report["dice"]
     out.append(f"- Rolls: {dice['rolls']}" + (" (" + ", ".join(f"{k} ×{n}" for k, n in dice["kinds"]) + ")" if dice["kinds"] else ""))
@@ -293,6 +314,8 @@ def render_markdown(report: dict[str, Any], *, chart_files: dict[str, str] | Non
         out.append(f"- Mix of the players' seeds: {dice['mix']}")
     if dice["later_seeds"]:
         out.append(f"- Later seeds committed during the battle: {dice['later_seeds']} (see the export)")
+    for who in dice.get("luck") or []:
+        out.append(f"- {who['who']}'s dice ({who['dice']}): percentile {who['percentile']:.0f}, {who['words']}")
     if dice["matches"] is not None:
         out.append("- The revealed seed matches the commitment." if dice["matches"] else "- The revealed seed does NOT match the commitment!")
     out.append("")

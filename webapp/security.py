@@ -169,4 +169,5 @@ class Limits:
 
 
 def limits(app: Flask | None = None) -> Limits:
-    return (app or current_app).extensions["battleboard_limits"]
+    found: Limits = (app or current_app).extensions["battleboard_limits"]
+    return found

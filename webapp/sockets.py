@@ -46,16 +46,20 @@ from functools import partial
 from typing import Any
 
 from flask import Flask, request
-from flask_socketio import ConnectionRefusedError, SocketIO, join_room
+from flask_socketio import SocketIO, join_room
+from socketio.exceptions import ConnectionRefusedError  # what flask_socketio re-exports
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from rules import InvalidDeclaration, NotPermitted, RulesError, Viewer, engine, get_system
 
+from . import chances_live
 from .assets import board_payload
 from .broadcast import Broadcast, TableChanged, room_of
 from .config import Config
-from .models import GameTable, Seat, display_settings
+from .fog_events import fog_for_update, on_fog_set
+from .models import GameTable, Seat, display_settings, row_id
+from .offload import off_the_loop
 from .projection import ConsoleShelf, table_payload
 from .service import BattleService, CommandResult, StaleVersion
 from .text import read_payload
@@ -103,17 +107,17 @@ class Hub:
     def table_payload(self, table: GameTable, viewer: Viewer, seats: list[Seat] | None = None) -> dict[str, Any]:
         """What a viewer's page shows of the table itself (``seats``: the table's, if already read)."""
         if seats is None:
-            seats = self.service.seats(table.id)
+            seats = self.service.seats(row_id(table))
         return table_payload(table, viewer, seats, join=self.join_of(table), shelf=self.console_shelf(table) if viewer.is_gm else None)
 
     def console_shelf(self, table: GameTable) -> ConsoleShelf:
         """What the GM's view of a table carries besides the table and its seats, read now."""
         return ConsoleShelf(
             rosters=self.service.rosters(table.system_id, table.library),
-            roster_id=self.service.lineup_roster(table.id),
+            roster_id=self.service.lineup_roster(row_id(table)),
             screens=[
                 {"id": screen.public_id, "label": screen.label, "paired_at": screen.paired_at.isoformat() if screen.paired_at else None}
-                for screen in self.service.screens_of(table.id)
+                for screen in self.service.screens_of(row_id(table))
             ],
         )
 
@@ -224,7 +228,7 @@ class Hub:
             table, seats, versions = found
             version = None if versions is None else versions[0] if viewer.is_gm else versions[1]
             beat = {"battle_id": table.battle_id, "v": version, "stamp": self.table_payload(table, viewer, seats)["stamp"]}
-            self.socketio.server.emit("heartbeat", beat, to=room, namespace="/", ignore_queue=True)
+            self.socketio.server.emit("heartbeat", beat, to=room, namespace="/", ignore_queue=True)  # type: ignore[attr-defined]  # typeshed's SocketIO leaves out .server (python-socketio's Server)
         return len(rooms)
 
     def start_heartbeat(self) -> None:
@@ -234,7 +238,7 @@ class Hub:
 
         def beat() -> None:
             while True:
-                self.socketio.sleep(every)
+                self.socketio.sleep(every)  # type: ignore[arg-type]  # typeshed's SocketIO.sleep says int; it takes any number of seconds
                 try:
                     self.heartbeat()
                 except Exception:  # the next beat tries again
@@ -257,7 +261,14 @@ class Hub:
     def battle_updated(self, result: CommandResult) -> None:
         """The authority's broadcaster (:attr:`webapp.service.BattleService.broadcaster`): every room of
         the battle's table gets its update, projected from what the result carries."""
-        self.broadcast.battle_updated(result, self.seats_now(result.table_id, result.seat_ids))
+        try:
+            fog, cleared = fog_for_update(self.service, result)  # the fog as it is now, cleared by sight
+        except Exception:  # the board unread: only the GM is sent the update (the others catch up at the heartbeat)
+            log.exception("could not read the fog of table %s: the update goes to the GM only", result.table_id)
+            fog, cleared = None, False
+        self.broadcast.battle_updated(result, self.seats_now(result.table_id, result.seat_ids), fog=fog)
+        if cleared or result.hiding_changed:  # (a hidden combatant's token look: webapp/hiding.py)
+            self.table_changed(TableChanged(result.table_id))
 
     def table_changed(self, change: TableChanged) -> None:
         """Every room of a table gets its view of the table again (after a lineup, an option, a roster,
@@ -277,7 +288,7 @@ class Hub:
         the request)."""
         self.socketio.on("connect")(on_connect)
         self.socketio.on("disconnect")(on_disconnect)
-        server = self.socketio.server
+        server = self.socketio.server  # type: ignore[attr-defined]  # typeshed's SocketIO leaves out .server (python-socketio's Server)
         if isinstance(server.manager, BoardRedisManager):
             server.manager.on_peer_battle = self.service.learn_battle
             server.manager.on_reconnect = self.queue_back
@@ -301,8 +312,9 @@ class Hub:
         """The GM link was replaced: every console of the old key, in every process, is told (its page
         stops) and leaves the GM's room (it gets no more of the GM's view); any event it still sends
         is refused and closes its connection (:meth:`gm_key_valid`)."""
-        self._gm_keys[table.id] = (time.monotonic(), table.gm_token)
-        room = room_of(table.id, Viewer.gm())
+        table_id = row_id(table)
+        self._gm_keys[table_id] = (time.monotonic(), table.gm_token)
+        room = room_of(table_id, Viewer.gm())
         message = "the GM link was replaced from another console, so this one stopped: open the new GM link"
         self.socketio.emit("gm_key_replaced", {"message": message}, to=room)
         self.socketio.close_room(room)
@@ -311,21 +323,23 @@ class Hub:
         with self._guard:
             self.connections.pop(sid, None)
         try:
-            self.socketio.server.disconnect(sid, namespace="/")
+            self.socketio.server.disconnect(sid, namespace="/")  # type: ignore[attr-defined]  # typeshed's SocketIO leaves out .server (python-socketio's Server)
         except Exception:  # noqa: BLE001 -- already gone
             pass
 
     def seat_joined(self, table: GameTable, seat: Seat) -> None:
         """A seat was taken, or a phone's seat took a new name: the GM's list of seats changes, and
         the names every page shows ("Now: Jinx (Alice)") with it."""
-        self.forget_seats(table.id)
-        self.table_changed(TableChanged(table.id, table, self.service.seats(table.id)))
+        table_id = row_id(table)
+        self.forget_seats(table_id)
+        self.table_changed(TableChanged(table_id, table, self.service.seats(table_id)))
 
 
 def _hub() -> Hub:
     from flask import current_app
 
-    return current_app.extensions["battleboard"]
+    hub: Hub = current_app.extensions["battleboard"]
+    return hub
 
 
 def _error(exc: Exception) -> dict[str, Any]:
@@ -430,15 +444,15 @@ def on_connect(auth: Any = None) -> None:
     address = request.remote_addr or ""
     hub.note_listening(request.environ)
     with hub._guard:
-        hub.connections[request.sid] = Connection(table.id, viewer, seat.name if seat else None, address,
+        hub.connections[request.sid] = Connection(row_id(table), viewer, seat.name if seat else None, address,  # type: ignore[attr-defined]  # Flask-SocketIO sets request.sid
                                                   key=auth["token"] if viewer.is_gm else "")
-    join_room(room_of(table.id, viewer))
+    join_room(room_of(row_id(table), viewer))
 
 
 def on_disconnect(*_: Any) -> None:
     hub = _hub()
     with hub._guard:
-        hub.connections.pop(request.sid, None)
+        hub.connections.pop(request.sid, None)  # type: ignore[attr-defined]  # Flask-SocketIO sets request.sid in its handlers; Flask's Request does not declare it
 
 
 @handler("sync")
@@ -456,7 +470,8 @@ def on_sync(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, An
         since = since_v if known == table.battle_id else 0
         battle = hub.service.snapshot_for(table.battle_id, conn.viewer, since)
         battle["since_v"] = since
-    return {"table": hub.table_payload(table, conn.viewer), "battle": battle, "server_now": time.time()}
+    return {"table": hub.table_payload(table, conn.viewer), "battle": battle, "server_now": time.time(),
+            "chances": chances_live.for_sync(hub, conn.viewer, table, battle)}
 
 
 @handler("declare")
@@ -568,7 +583,7 @@ def on_board_set(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[st
     version = None
     battle = hub.service.battle(table.battle_id) if "blocked" in patch and table.battle_id is not None else None
     if battle is not None and battle.status != "ended" and battle.state.get("blocked", []) != board["blocked"]:
-        result = hub.service.declare(table.battle_id, Viewer.gm(), {"type": "set_blocked", "blocked": board["blocked"]},
+        result = hub.service.declare(row_id(battle), Viewer.gm(), {"type": "set_blocked", "blocked": board["blocked"]},
                                      actor="gm", table_id=conn.table_id)
         version = result.version
     table = hub.service.write_board(conn.table_id, board)
@@ -671,7 +686,8 @@ def on_odds(hub: Hub, conn: Connection, payload: dict[str, Any]) -> dict[str, An
     with _ODDS_GUARD:
         odds = _ODDS_CACHE.get(key)
     if odds is None:
-        odds = engine.odds(get_system(battle.system_id), battle.state, conn.viewer, declaration)
+        # (a simulation may take seconds: on gevent it runs beside the loop, which serves on meanwhile)
+        odds = off_the_loop(engine.odds, get_system(battle.system_id), battle.state, conn.viewer, declaration)
         with _ODDS_GUARD:
             _ODDS_CACHE[key] = odds
             while len(_ODDS_CACHE) > ODDS_CACHE_SIZE:
@@ -758,7 +774,7 @@ def on_survivors_preview(hub: Hub, conn: Connection, payload: dict[str, Any]) ->
 SURVIVOR_EVENTS = ("survivors_save", "survivors_preview")
 
 
-#: every client event, and those only the GM may send: read off the registered handlers, so a new
-#: event is covered by the generic role and payload tests (tests/server/test_sockets.py, test_security.py)
-CLIENT_EVENTS = tuple(EVENT_HANDLERS)
-GM_EVENTS = tuple(name for name, (_fn, gm_only) in EVENT_HANDLERS.items() if gm_only)
+handler("fog_set", gm_only=True, changes_table=True)(on_fog_set)  # the fog over the board (webapp/fog_events.py)
+
+# (the lists of every client event and of the GM's are webapp.app's CLIENT_EVENTS and GM_EVENTS,
+# made once the modules beside this one have registered their handlers too)

@@ -3,9 +3,9 @@
 Every accepted command reads its battle (and whether its message id was seen), then writes the new
 version with a compare-and-set, the snapshot, the events and the command record in one transaction.
 (A command on a battle whose last version its process knows skips the read: see
-:mod:`webapp.service`.) Both the read and the write bring the table's seats along, so the broadcast
+:mod:`webapp.authority`.) Both the read and the write bring the table's seats along, so the broadcast
 needs no query of its own.
-Three implementations with the same contract:
+Three implementations of one interface, :class:`CommandStore`:
 
 * :class:`SqliteCommandStore`: Python's sqlite3 directly (SQLite runs in-process, so SQLAlchemy's
   own work per statement was most of the database time), writing the same rows and formats.
@@ -22,22 +22,35 @@ Three implementations with the same contract:
 from __future__ import annotations
 
 import contextlib
+import re
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, fields
 from datetime import datetime
 from functools import partial
-from typing import Any
+from typing import Any, Protocol
 
-from sqlalchemy import bindparam, func, insert, update
+from sqlalchemy import bindparam, func, insert, text, update
 from sqlalchemy import select as core_select
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, col, select
 
 from rules import RulesError
 
 from . import wire
-from .models import Battle, BattleCommand, BattleEvent, BattleSnapshot, GameTable, Seat
+from .models import (
+    Battle,
+    BattleCommand,
+    BattleEvent,
+    BattleSnapshot,
+    GameTable,
+    Seat,
+    row_id,
+    table_of,
+    utcnow,
+)
 
 
 class DatabaseUnavailable(RulesError):
@@ -80,15 +93,15 @@ RECORD_FIELDS = tuple(f.name for f in fields(BattleRecord))
 
 def record_fields(battle: BattleRecord) -> dict[str, Any]:
     """A battle record as the other processes take it from a broadcast (JSON-shaped, shallow:
-    :meth:`webapp.service.BattleService.learn_battle` reads it back)."""
+    :meth:`webapp.authority.Authority.learn_battle` reads it back)."""
     return {name: getattr(battle, name) for name in RECORD_FIELDS}
 
 
-def told_version(battle: Any) -> int:
+def told_version(battle: Battle | BattleRecord) -> int:
     """The version of a battle (a row or a :class:`BattleRecord`) that a player's or a spectator's
     page holds once it has every update it was sent: a GM's secret raises the battle's version, not
     this one."""
-    public = getattr(battle, "public_version", None)
+    public: int | None = getattr(battle, "public_version", None)
     return battle.version if public is None else public
 
 
@@ -141,6 +154,97 @@ class Written:
     seat_ids: list[str] | None = None
 
 
+@dataclass
+class Snapshot:
+    """One kept version of a battle, as undo and the client seeds read it."""
+
+    version: int
+    state: dict[str, Any]
+    prev_version: int | None
+    checkpoint: bool
+    dice_step: int | None
+
+
+@dataclass
+class NewBattle:
+    """A table's new battle as the service sets it up from the table and its seats."""
+
+    system_id: str
+    state: dict[str, Any]
+    events: list[dict[str, Any]]
+    seed: str
+    setup: dict[str, Any]
+
+    @property
+    def status(self) -> str:
+        return str(self.state.get("status", "active"))
+
+
+@dataclass
+class Started:
+    """A new battle written: its id, and the table (now pointing at it) and seats it started from."""
+
+    battle_id: int
+    table: GameTable
+    seats: list[Seat]
+    new: NewBattle
+
+
+class CommandStore(Protocol):
+    """What the command path (:mod:`webapp.authority`) reads and writes, on every database alike.
+
+    ``conn`` is what :meth:`connection` yields: every read a command needs (its battle, and what
+    undo, a client seed and a command made beside others read of the battle's log) goes through
+    the command's own connection, so no ORM session is opened in the middle of a command."""
+
+    engine: Engine
+
+    def connection(self) -> AbstractContextManager[Any]: ...
+
+    def read(self, conn: Any, battle_id: int, msg_id: str | None) -> BattleRead | None: ...
+
+    def write(self, conn: Any, w: CommandWrite) -> Written | None: ...
+
+    def seat_ids(self, table_id: int) -> list[str]: ...
+
+    def start(self, table_id: int, make: Callable[[GameTable, list[Seat]], NewBattle]) -> Started | None: ...
+
+    def snapshot(self, conn: Any, battle_id: int, version: int) -> Snapshot | None: ...
+
+    def events_at(self, conn: Any, battle_id: int, version: int) -> list[dict[str, Any]]: ...
+
+    def actor_at(self, conn: Any, battle_id: int, version: int) -> str | None: ...
+
+    def last_step_rolled(self, conn: Any, battle_id: int) -> int: ...
+
+    def seed_events(self, conn: Any, battle_id: int) -> dict[int, list[dict[str, Any]]]: ...
+
+    def commands_after(self, conn: Any, battle_id: int, seen: int, current: int) -> list[tuple[int, str, Any]]: ...
+
+    def events_after(self, conn: Any, battle_id: int, seen: int) -> dict[int, list[dict[str, Any]]]: ...
+
+
+# The reads of a battle's log (undo, client seeds, commands made beside others), in SQL that
+# SQLite and PostgreSQL both take; ``:name`` parameters (psycopg's are rewritten: _pg_sql)
+_SNAPSHOT = ("SELECT version, state, prev_version, checkpoint, dice_step FROM battle_snapshot "
+             "WHERE battle_id = :battle_id AND version = :version")
+_EVENTS_AT = ('SELECT payload, visibility FROM battle_event WHERE battle_id = :battle_id AND version = :version '
+              'ORDER BY "index"')
+_ACTOR_AT = "SELECT actor FROM battle_command WHERE battle_id = :battle_id AND version = :version"
+_LAST_STEP = "SELECT max(coalesce(dice_step, version)) FROM battle_snapshot WHERE battle_id = :battle_id"
+_SEED_EVENTS = ("SELECT version, payload FROM battle_event WHERE battle_id = :battle_id "
+                "AND type IN ('dice.committed', 'dice.revealed') ORDER BY version, \"index\"")
+_COMMANDS_AFTER = ("SELECT version, actor, declaration FROM battle_command WHERE battle_id = :battle_id "
+                   "AND version > :seen AND version <= :current ORDER BY version")
+_EVENTS_AFTER = ('SELECT version, visibility, payload FROM battle_event WHERE battle_id = :battle_id AND version > :seen '
+                 'ORDER BY version, "index"')
+
+
+def _json(value: Any) -> Any:
+    """A JSON column as a driver hands it back: decoded already, or its text."""
+    return wire.loads(value) if isinstance(value, str | bytes) else value
+
+
 def event_rows(battle_id: int, version: int, events: list[dict[str, Any]], at: datetime) -> list[dict[str, Any]]:
     """The ``battle_event`` rows of a version's events (the visibility in its own column)."""
     return [
@@ -159,11 +263,11 @@ def event_rows(battle_id: int, version: int, events: list[dict[str, Any]], at: d
 
 def _tables() -> tuple[Any, Any, Any, Any, Any]:
     return (
-        Battle.__table__,  # type: ignore[attr-defined]
-        BattleCommand.__table__,  # type: ignore[attr-defined]
-        BattleSnapshot.__table__,  # type: ignore[attr-defined]
-        BattleEvent.__table__,  # type: ignore[attr-defined]
-        Seat.__table__,  # type: ignore[attr-defined]
+        table_of(Battle),
+        table_of(BattleCommand),
+        table_of(BattleSnapshot),
+        table_of(BattleEvent),
+        table_of(Seat),
     )
 
 
@@ -218,7 +322,9 @@ class CoreCommandStore:
         if row is None:
             return None
         seats = (row[8].split(",") if row[8] else []) if len(row) > 11 else None
-        return BattleRead(BattleRecord(*row[:7], mix=row[-3], public_version=row[-2], dice_step=row[-1]), row[7], seats)
+        b_id, table_id, system_id, version, state, seed, status = row[:7]
+        record = BattleRecord(b_id, table_id, system_id, version, state, seed, status, mix=row[-3], public_version=row[-2], dice_step=row[-1])
+        return BattleRead(record, row[7], seats)
 
     def write(self, conn: Any, w: CommandWrite) -> Written | None:
         """Write the command if the battle is still at ``w.current``; None (nothing written) if not."""
@@ -253,6 +359,75 @@ class CoreCommandStore:
     def seat_ids(self, table_id: int) -> list[str]:
         with self.engine.connect() as conn:
             return list(conn.execute(self._seat_ids, {"t_id": table_id}).scalars())
+
+    def start(self, table_id: int, make: Callable[[GameTable, list[Seat]], NewBattle]) -> Started | None:
+        """Write a table's new battle (its row, first snapshot and events) as ``make`` sets it up from
+        the table and its seats, and make it the table's battle, in one transaction; None if there is
+        no such table."""
+        with Session(self.engine, expire_on_commit=False) as s:
+            table = s.get(GameTable, table_id)
+            if table is None:
+                return None
+            seats = list(s.exec(select(Seat).where(Seat.table_id == table.id).order_by(col(Seat.id))))
+            new = make(table, seats)
+            battle = Battle(table_id=row_id(table), system_id=new.system_id, version=1, state=new.state, seed=new.seed,
+                            status=new.status, setup=new.setup)
+            s.add(battle)
+            s.flush()
+            assert battle.id is not None  # given by the flush
+            s.add(BattleSnapshot(battle_id=battle.id, version=1, state=new.state, prev_version=None, checkpoint=True))
+            if new.events:  # SQLAlchemy Core: the ORM's bulk insert costs several times more here
+                s.connection().execute(table_of(BattleEvent).insert(), event_rows(battle.id, 1, new.events, utcnow()))
+            table.battle_id = battle.id
+            s.add(table)
+            s.commit()
+            return Started(battle.id, table, seats, new)
+
+    # --- the reads of a battle's log, on the command's connection ------------------------------
+    def _rows(self, conn: Any, sql: str, params: dict[str, Any]) -> list[Any]:
+        return list(conn.execute(text(sql), params).all())
+
+    def snapshot(self, conn: Any, battle_id: int, version: int) -> Snapshot | None:
+        """The battle as a version left it (None: no such version)."""
+        rows = self._rows(conn, _SNAPSHOT, {"battle_id": battle_id, "version": version})
+        if not rows:
+            return None
+        v, state, prev, checkpoint, dice_step = rows[0]
+        return Snapshot(v, _json(state), prev, bool(checkpoint), dice_step)
+
+    def events_at(self, conn: Any, battle_id: int, version: int) -> list[dict[str, Any]]:
+        """The events of one version as the rules made them (with their visibility)."""
+        rows = self._rows(conn, _EVENTS_AT, {"battle_id": battle_id, "version": version})
+        return [{**_json(payload), "visibility": visibility} for payload, visibility in rows]
+
+    def actor_at(self, conn: Any, battle_id: int, version: int) -> str | None:
+        """Who sent the command that made a version (its record's actor)."""
+        rows = self._rows(conn, _ACTOR_AT, {"battle_id": battle_id, "version": version})
+        return rows[0][0] if rows else None
+
+    def last_step_rolled(self, conn: Any, battle_id: int) -> int:
+        """The highest step a command of the battle has rolled (undone ones too)."""
+        rows = self._rows(conn, _LAST_STEP, {"battle_id": battle_id})
+        return int(rows[0][0] or 1) if rows else 1
+
+    def seed_events(self, conn: Any, battle_id: int) -> dict[int, list[dict[str, Any]]]:
+        """The battle's dice commitments and reveals, by version (:func:`rules.fair.seeds_by_step`)."""
+        said: dict[int, list[dict[str, Any]]] = {}
+        for version, payload in self._rows(conn, _SEED_EVENTS, {"battle_id": battle_id}):
+            said.setdefault(version, []).append(_json(payload))
+        return said
+
+    def commands_after(self, conn: Any, battle_id: int, seen: int, current: int) -> list[tuple[int, str, Any]]:
+        """The records of the commands after version ``seen`` up to ``current``: (version, actor, declaration)."""
+        rows = self._rows(conn, _COMMANDS_AFTER, {"battle_id": battle_id, "seen": seen, "current": current})
+        return [(version, actor, _json(declaration)) for version, actor, declaration in rows]
+
+    def events_after(self, conn: Any, battle_id: int, seen: int) -> dict[int, list[dict[str, Any]]]:
+        """The events after version ``seen``, by version (with their visibility)."""
+        said: dict[int, list[dict[str, Any]]] = {}
+        for version, visibility, payload in self._rows(conn, _EVENTS_AFTER, {"battle_id": battle_id, "seen": seen}):
+            said.setdefault(version, []).append({**_json(payload), "visibility": visibility})
+        return said
 
 
 _PG_READ = """
@@ -319,6 +494,14 @@ WITH started AS (
 )
 SELECT id FROM started
 """
+
+
+_PARAMETER = re.compile(r"(?<!:):(\w+)")
+
+
+def _pg_sql(sql: str) -> str:
+    """A query with ``:name`` parameters as psycopg takes them (``%(name)s``)."""
+    return _PARAMETER.sub(r"%(\1)s", sql)
 
 
 def _pg_events(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -395,6 +578,33 @@ class PostgresCommandStore(CoreCommandStore):
     def seat_ids(self, table_id: int) -> list[str]:
         with self.connection() as conn:
             return [row[0] for row in conn.pg.execute(_PG_SEAT_IDS, {"table_id": table_id})]
+
+    def _rows(self, conn: Any, sql: str, params: dict[str, Any]) -> list[Any]:
+        """The rows of a read of the battle's log (it writes nothing: on a fresh connection once more
+        when the pooled one turns out dead, as :meth:`read`)."""
+        query = _pg_sql(sql)
+        try:
+            return list(conn.pg.execute(query, params).fetchall())
+        except self._psycopg.OperationalError:
+            if not conn.pg.broken:
+                raise
+            conn.discard()
+            conn.checkout()
+            return list(conn.pg.execute(query, params).fetchall())
+
+    def start(self, table_id: int, make: Callable[[GameTable, list[Seat]], NewBattle]) -> Started | None:
+        """A new battle in one read and one write statement (through the ORM it took about ten round
+        trips, and under gevent every round trip waits for the other greenlets, so a restart in a
+        busy process took several times its own work)."""
+        with self.connection() as conn:
+            found = self.start_read(conn, table_id)
+            if found is None:
+                return None
+            table, seats = found  # the read brings the board (blocked squares) and display settings along
+            new = make(table, seats)
+            battle_id = self.start_write(conn, table, new.state, new.seed, new.status, new.events, utcnow(), new.setup)
+        table.battle_id = battle_id
+        return Started(battle_id, table, seats, new)
 
     def start_read(self, conn: Any, table_id: int) -> tuple[GameTable, list[Seat]] | None:
         """A table and its seats (in joining order) for a new battle, in one round trip."""
@@ -507,6 +717,9 @@ class SqliteCommandStore(CoreCommandStore):
         return BattleRead(BattleRecord(row[0], row[1], row[2], row[3], wire.loads(row[4]), row[5], row[6], row[9], row[10], row[11]),
                           row[7], seats)
 
+    def _rows(self, conn: Any, sql: str, params: dict[str, Any]) -> list[Any]:
+        return list(conn.execute(sql, params).fetchall())
+
     def write(self, conn: Any, w: CommandWrite) -> Written | None:
         state, at = wire.dumps(w.state), _sqlite_time(w.at)
         try:
@@ -531,7 +744,7 @@ class SqliteCommandStore(CoreCommandStore):
         return Written(seats)
 
 
-def command_store(engine: Engine) -> CoreCommandStore:
+def command_store(engine: Engine) -> CommandStore:
     """The store for an engine: psycopg's own for PostgreSQL, SQLAlchemy Core for the rest (for
     PostgreSQL, best an engine whose pool does not ping: :func:`webapp.db.make_engine`'s ``pre_ping``)."""
     if engine.dialect.name == "postgresql" and engine.dialect.driver == "psycopg":

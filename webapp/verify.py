@@ -3,9 +3,10 @@
 
 A battle's log is its setup (version 1) and one command per later version. :func:`reapply` computes,
 version by version, the state, the events and the dice drawn, from the seed, the players' client
-seeds and the commands alone, through the same step as the authority (:mod:`webapp.service`):
+seeds and the commands alone, through the same step as the authority (:mod:`webapp.authority`):
 
-* a rule system's declaration, ``assign``, ``end``, typed dice and the GM's switch to real dice:
+* a rule system's declaration, ``assign``, ``end``, typed dice, the GM's switch to real dice and a
+  roll for anything (``dice_roll``, :mod:`rules.roller`):
   :func:`rules.engine.step` with the dice of the command's step (:func:`rules.fair.command_dice`);
 * ``undo``: back one step, to the state the last step was applied to (an undo written before undos
   took back one step went back to the last checkpoint, walking the versions' links);
@@ -19,7 +20,7 @@ and after each, the dice seed's reveal when the command ended the battle (:func:
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,7 +87,7 @@ def reapply(
     seed: str | Mapping[int, str],
     setup: Mapping[str, Any] | None,
     initial_state: Mapping[str, Any],
-    commands: list[Mapping[str, Any]],
+    commands: Sequence[Mapping[str, Any]],
     *,
     stored_state: Callable[[int], dict[str, Any] | None] | None = None,
 ) -> Iterator[Step]:
@@ -103,7 +104,7 @@ def reapply(
     status_of: Callable[[Mapping[str, Any], str], str] = lambda state, before: str(state.get("status", before))  # noqa: E731
     if setup is not None:
         dice = command_dice(seed, "", 1, record=True)
-        state, events = system.setup(copy.deepcopy(setup["lineup"]), copy.deepcopy(setup["options"]), dice)
+        state, events = engine.start(system, copy.deepcopy(setup["lineup"]), copy.deepcopy(setup["options"]), dice)
         events = list(events) or [make_event("battle.started", f"A {system.name} battle begins.")]
         first = Step(1, state, [*events, committed_event(seed)], dice.draws, "", None, True, status_of(state, "active"))
     else:
@@ -121,6 +122,7 @@ def reapply(
         kind = str(declaration.get("type", ""))
         draws: list[dict[str, Any]] = []
         made: engine.Step | None = None
+        prev: int | None
         mix, prev, checkpoint = current.mix, current.version, True
         key = current.at_step + 1  # the step this command is (its dice); its state stands at it
         dice_step: int | None = key
@@ -195,7 +197,7 @@ def _board_dice(by_step: Mapping[int, str], kept: Mapping[str, Any]) -> Any:
     return command_dice(seed_at(by_step, first_step), kept.get("mix", ""), first_step, record=True)
 
 
-def undone_versions(commands: list[Mapping[str, Any]], events: Mapping[int, list[Mapping[str, Any]]]) -> set[int]:
+def undone_versions(commands: Sequence[Mapping[str, Any]], events: Mapping[int, Sequence[Mapping[str, Any]]]) -> set[int]:
     """The versions an undo took back (:func:`rules.fair.undone_versions`; a client seed stays mixed
     in: never undone)."""
     kinds = {c["version"]: c["declaration"].get("type") for c in commands}
@@ -227,7 +229,7 @@ def _first_difference(mine: Any, theirs: Any, where: str = "") -> str:
     return f"{where or 'the value'} is {str(theirs)[:80]!r} in the file, {str(mine)[:80]!r} re-applied"
 
 
-def _physical_ok(theirs: list[Mapping[str, Any]], mine: list[Mapping[str, Any]]) -> bool:
+def _physical_ok(theirs: Sequence[Mapping[str, Any]], mine: Sequence[Mapping[str, Any]]) -> bool:
     """Events that differ only in dice entered by hand (roll records with ``physical: true``), each
     face in its die's range: the hand-entered faces are checked only for being possible."""
     if len(theirs) != len(mine):

@@ -22,12 +22,13 @@ from flask import (
     url_for,
 )
 
-from rules import RulesError, available_systems
+from rules import RulesError, available_systems, get_system
 
 from .broadcast import TableChanged
 from .export import MAX_BYTES as IMPORT_MAX_BYTES
 from .security import BODY_LIMITS, limits
 from .service import NotFound
+from .sockets import Hub
 from .vendor import SERVED, SOCKETIO_CLIENT, VendorError, ensure_file, find_file
 
 bp = Blueprint("board", __name__)
@@ -41,8 +42,9 @@ CSP = (
 )
 
 
-def _hub() -> Any:
-    return current_app.extensions["battleboard"]
+def _hub() -> Hub:
+    hub: Hub = current_app.extensions["battleboard"]
+    return hub
 
 
 def _address() -> str:
@@ -183,6 +185,7 @@ def gm_page(slug: str) -> Any:
         "board.html",
         role="gm",
         table=table,
+        traits=get_system(table.system_id).traits,
         token=token,
         join_url=join_url,
         join_warning=_hub().public_base()[1],
@@ -253,7 +256,8 @@ def player_page(slug: str) -> Any:
         seats.pop(table.slug, None)
         session["seats"] = seats
         return redirect(url_for("board.join_form"))
-    return render_template("board.html", role="player", table=table, token=token, join_url="", watch_url="")
+    return render_template("board.html", role="player", table=table, traits=get_system(table.system_id).traits,
+                           token=token, join_url="", watch_url="")
 
 
 @bp.get("/t/<slug>/")

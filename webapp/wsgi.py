@@ -18,6 +18,8 @@ from __future__ import annotations
 import os
 import sys
 
+from flask import Flask
+
 from .app import create_app, hub, settle_memory, socketio
 from .config import load_config
 from .db import checkpoint_in_background
@@ -31,7 +33,7 @@ def _gevent_patched() -> bool:
     return bool(monkey.is_module_patched("socket"))
 
 
-def build_app() -> object:
+def build_app() -> Flask:
     overrides: dict[str, object] = {}
     if not os.environ.get("BATTLEBOARD_ASYNC_MODE") and _gevent_patched():
         overrides["async_mode"] = "gevent"

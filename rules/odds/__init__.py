@@ -11,8 +11,8 @@ The answer is a dict with ``outcomes``: named outcomes ``{"key", "label", "p", "
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from ..errors import IllegalDeclaration, InvalidDeclaration
@@ -21,25 +21,17 @@ if TYPE_CHECKING:
     from ..contract import RuleSystem
     from ..core import State, Viewer
 
-#: system id -> the module that answers its odds (a function ``odds(system, state, viewer, declaration)``)
-ODDS_MODULES: dict[str, str] = {
-    "phantoms-bane": "rules.odds.phantoms_bane",
-    "eclipse-phase": "rules.odds.eclipse_phase",
-    "battles-and-balances": "rules.odds.battles_balances",
-    "adnd": "rules.odds.adnd",
-    "olympia": "rules.odds.olympia",
-}
+def _odds_module(system_id: str) -> ModuleType | None:
+    """The module that answers a system's odds: ``odds.py`` in the system's package (a function
+    ``odds(system, state, viewer, declaration)``), or None if the system gives no odds."""
+    from ..registry import system_part
+
+    return system_part(system_id, "odds")
 
 
 def has_odds(system_id: str) -> bool:
     """Whether a system can answer odds questions."""
-    if system_id not in ODDS_MODULES:
-        return False
-    try:
-        importlib.import_module(ODDS_MODULES[system_id])
-    except ModuleNotFoundError:
-        return False
-    return True
+    return _odds_module(system_id) is not None
 
 
 def odds_for(system: RuleSystem, state: State, viewer: Viewer, declaration: Any) -> dict[str, Any]:
@@ -50,11 +42,13 @@ def odds_for(system: RuleSystem, state: State, viewer: Viewer, declaration: Any)
         raise InvalidDeclaration(f"{system.name} gives no odds")
     from .common import NotEnumerable
 
-    module = importlib.import_module(ODDS_MODULES[system.id])
+    module = _odds_module(system.id)
+    assert module is not None
     try:
-        return module.odds(system, state, viewer, declaration)
+        answer: dict[str, Any] = module.odds(system, state, viewer, declaration)
+        return answer
     except NotEnumerable as exc:  # dice too many to walk in time: a clear refusal, never a stalled server
         raise IllegalDeclaration(str(exc)) from exc
 
 
-__all__ = ["ODDS_MODULES", "has_odds", "odds_for"]
+__all__ = ["has_odds", "odds_for"]

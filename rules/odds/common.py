@@ -29,6 +29,33 @@ from ..errors import DiceError, IllegalDeclaration, InvalidDeclaration, NotPermi
 
 T = TypeVar("T")
 
+#: the share of its full work a simulation does for an answer (1: all of it). A board on a small
+#: machine may lower it (``BATTLEBOARD_ODDS_WORK``): fewer simulated battles, wider intervals, and
+#: the answer says how many were fought. Exact enumerations never change.
+_simulation_share = 1.0
+
+
+def simulation_share() -> float:
+    """The share of its full work a simulation does (see :func:`set_simulation_share`)."""
+    return _simulation_share
+
+
+def set_simulation_share(share: float) -> None:
+    """Set the share of their full work the simulations do, above 0 and at most 1.
+
+    >>> set_simulation_share(0.25); simulation_share()
+    0.25
+    >>> set_simulation_share(0)
+    Traceback (most recent call last):
+    ...
+    ValueError: the share of a simulation's work must be above 0 and at most 1, not 0
+    >>> set_simulation_share(1.0)
+    """
+    global _simulation_share
+    if not (isinstance(share, (int, float)) and 0 < share <= 1):
+        raise ValueError(f"the share of a simulation's work must be above 0 and at most 1, not {share!r}")
+    _simulation_share = float(share)
+
 #: the most dice paths one odds question may walk (a guard against a question that would take too long)
 MAX_PATHS = 200_000
 

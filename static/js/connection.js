@@ -49,9 +49,14 @@ export function connect({ table, token, onTable, onBattle, onStatus, onError }) 
     return onBattle(state, fresh);
   }
 
+  let fogSeen = null; // the fog of the last table: when it changes, what stands in it may show or hide
   function takeTable(table) {
     state.stamp = table ? table.stamp : null; // what the heartbeat compares with
+    const fog = JSON.stringify((table && table.board && table.board.fog) || []);
+    const fogChanged = fogSeen !== null && fog !== fogSeen;
+    fogSeen = fog;
     onTable(table);
+    return fogChanged;
   }
 
   async function sync() {
@@ -64,6 +69,7 @@ export function connect({ table, token, onTable, onBattle, onStatus, onError }) 
     takeTable(ack.table);
     const battle = ack.battle;
     await acceptBattle(battle, !battle || battle.battle_id !== known || battle.since_v === 0);
+    if (ack.chances) for (const take of socket.listeners("chances")) take(ack.chances); // who's winning (chances.js)
   }
 
   // "live" once connected, caught up and drawn: a page that says live shows the table as it is (a
@@ -84,8 +90,10 @@ export function connect({ table, token, onTable, onBattle, onStatus, onError }) 
     if (!socket.connected) socket.disconnect().connect();
   });
   socket.on("table", (payload) => {
-    takeTable(payload);
-    if (payload.battle_id !== state.battleId) sync();
+    const fogChanged = takeTable(payload);
+    // (a player's or the TV's battle payload leaves out what stands on fog: fetched again under the new
+    // fog, and drawn again with it; the GM's board is drawn again with the new fog too)
+    if (payload.battle_id !== state.battleId || (fogChanged && state.battleId !== null)) sync();
   });
   let catchingUp = null; // one sync at a time for the heartbeat
   socket.on("heartbeat", (beat) => {

@@ -7,7 +7,8 @@
 // pieces, laid out for whatever screen opens the link (a phone stacks them and scrolls).
 //
 // The shell owns the connection, the turn cue, the latest result, the dice, the log lines and the join
-// corner; the system's renderer (static/js/display/<system-id>.js) draws the board:
+// corner; the system's renderer (static/js/display/<system-id>.js, or generic.js for a system whose traits say
+// `board_module: "generic"`: it reads the common view shape alone) draws the board:
 //   export function render(board, view, ctx)  // ctx: {kit, ui, grid, table, events, fresh, box, mode, seatName}
 //   export function cue(view, ctx) -> {now: "Jinx" | null, seat: seat id | null, detail: "Round 2, missile phase"}
 //   export function result(view, ctx) -> "words" | null   (optional: the latest result in large words)
@@ -42,6 +43,11 @@ const els = {
 };
 
 let renderer = null;
+// the table payload comes first on a connection; the modules are named by its traits (`board_module`:
+// "generic" for a system without modules of its own, static/js/display/generic.js), so they wait for it
+let tableArrived = null;
+const tableReady = new Promise((resolve) => { tableArrived = resolve; });
+const moduleName = () => (table && table.traits && table.traits.board_module) || systemId;
 let detailModule = null; // watch mode: the system's own board module, read-only, under the display
 let table = null;
 let battle = null; // the connection's state
@@ -92,7 +98,8 @@ function setStatus(stateName, detail) {
 async function loadRenderer() {
   if (renderer) return renderer;
   try {
-    renderer = await import(`${staticRoot}js/display/${systemId}.js`);
+    await tableReady;
+    renderer = await import(`${staticRoot}js/display/${moduleName()}.js`);
   } catch (err) {
     console.error(err);
     renderer = { render: (root, view) => replace(root, h("p", { class: "d-empty" }, view.status || "…")) };
@@ -103,7 +110,8 @@ async function loadRenderer() {
 async function loadDetails() {
   if (detailModule || !els.details) return detailModule;
   try {
-    detailModule = await import(`${staticRoot}js/systems/${systemId}.js`);
+    await tableReady;
+    detailModule = await import(`${staticRoot}js/systems/${moduleName()}.js`);
   } catch (err) {
     console.error(err);
     detailModule = { render: () => {} };
@@ -118,6 +126,7 @@ const conn = connect({
   onError: (text) => console.warn(text),
   onTable: (payload) => {
     table = payload;
+    tableArrived();
     replace(els.systemName, payload.system ? payload.system.name : "");
     renderJoin();
     if (battle) renderAround();
@@ -129,6 +138,7 @@ const conn = connect({
     boxCache = null; // measured when a renderer first asks (Olympia's never does)
     renderBoard(true);
     renderAround();
+    import(`${staticRoot}js/hiding.js`).then((m) => m.showArrivals(els.board, lastFresh)).catch(() => {}); // a revealed combatant arrives
     // a shared battle's replay (H10): looked at when the battle or its status changes, not on every update
     const replayKey = `${state.battleId}|${state.status}`;
     if (replayKey !== replayLinkKey) {
@@ -141,6 +151,11 @@ const conn = connect({
     }
   },
 });
+// who's winning (issue 37): a bar over the board while the GM has it on (chances.js)
+import("./chances.js").then((m) => m.followChances(conn, { before: els.board, role: mode, table: () => table })).catch(() => {});
+
+// the pointer's rings and the table's rolls between battles (issue 36)
+import(`${staticRoot}js/display-tools.js`).then((m) => m.mountDisplayTools({ conn, board: els.board, dice: els.dice, log: els.log, result: els.result, view: () => battle && battle.view })).catch((err) => console.error(err));
 
 // The board's size, read once per update and only when a renderer asks (the grid's do, before they
 // write): a read after the board was redrawn would force a synchronous layout of the whole stage.
@@ -222,7 +237,7 @@ function renderOdds() {
       boxCache = null;
       renderBoard(false); // the board fits the narrower room
     }
-    odds.renderDisplayOdds(oddsBox, { systemId, view: battle.view, conn, battleId: battle.battleId, version: battle.v });
+    odds.renderDisplayOdds(oddsBox, { traits: table.traits, view: battle.view, conn, battleId: battle.battleId, version: battle.v });
   }).catch((err) => console.error(err));
 }
 

@@ -12,6 +12,7 @@
 //   paths:  [{points: [[x, y], ...], cls, labels: ["1", ...]}],
 //   highlights: [{x, y, cls, label}],          // squares to mark (reachable, targets…)
 //   blocked: [[x, y], ...],                    // squares no token may enter: drawn hatched
+//   fog: [[x, y], ...], fogLook: "dim" | "dark", // fogged squares (fog.js): dark, or dimmed on the GM's console
 //   map: {url, width, height, squares_across, offset_x, offset_y} | null,   // an image under the grid
 //   names: true,                   // draw each token's `name` under it (tokens with only a `label` show it in the disc)
 //   nameSize: 0.24,                // the name's font size, in squares
@@ -47,6 +48,7 @@
 
 import { h, s } from "./ui.js";
 import { nameLetters, sideMark, shortName } from "./kit.js";
+import { drawFog, fogLayer, placedOnly } from "./fog.js";
 
 let gridCount = 0;
 
@@ -149,7 +151,8 @@ function geometryOf(spec) {
  * position, ring, badge, classes), so an update costs the browser only what changed. Otherwise the
  * grid is drawn afresh. Returns the <svg>.
  */
-export function renderGrid(container, spec) {
+export function renderGrid(container, given) {
+  const spec = placedOnly(given); // (what the fog keeps from this page comes without a square)
   const geo = geometryOf(spec);
   let b = boards.get(container);
   const kept = b && b.key === geo.key && b.svg.parentNode === container && container.childNodes.length === (b.frameButton ? 2 : 1) &&
@@ -172,7 +175,7 @@ function build(container, geo, prev) {
   const uid = `g${++gridCount}`;
   const svg = s("svg", {
     class: `grid${geo.zoomable ? " zoomable" : ""}${map ? " has-map" : ""}`,
-    "aria-label": "battle grid", dataset: { testid: "grid" },
+    "aria-label": "battle grid", dataset: { testid: "grid", cell }, // (cell: user units a square, for the fog tools)
   });
   const defs = s("defs", {},
     s("clipPath", { id: `${uid}-clip` }, s("rect", { x: 0, y: 0, width: W, height: H })),
@@ -204,6 +207,8 @@ function build(container, geo, prev) {
       s("title", {}, "blocked")));
   }
   layers.push(blocked);
+  const fog = fogLayer(); // the fog over the map (fog.js), under the marks and tokens
+  layers.push(fog);
 
   const highlights = s("g", { class: "grid-highlights" });
   const rings = s("g", { class: "grid-rings" });
@@ -215,7 +220,7 @@ function build(container, geo, prev) {
 
   const b = {
     key: geo.key, svg, defs, uid, cell, width, height, W, H, layers,
-    highlights, rings, paths, tokens: new Map(), tokenLayer: tokens, nameLayer: names,
+    highlights, rings, paths, tokens: new Map(), tokenLayer: tokens, nameLayer: names, fogLayer: fog, fogKey: null,
     overlayKeys: {}, clips: new Set(), spec: null, zoom: null,
     container, frameButton: null, resize: null, boxWidth: 0, screenHeight: 0, fitted: null,
   };
@@ -277,6 +282,7 @@ export function onTheBoard(board, view, { wheelZoom = null, floorPx = 0 } = {}) 
     renderGrid: (container, spec) => renderGrid(container, {
       map: (board && board.map) || null,
       blocked: (view && view.blocked) || (board && board.blocked) || [],
+      fog: (board && board.fog) || [],
       fit: spec.zoomable ? { minPx: 48, floorPx } : null,
       wheelZoom,
       ...spec,
@@ -431,6 +437,7 @@ function update(b, spec) {
     setAttr(svg, "viewBox", `${v.x * cell} ${v.y * cell} ${v.width * cell} ${v.height * cell}`);
   }
 
+  drawFog(b, spec);
   // the overlays: each layer redrawn when what it shows changes
   const overlay = (name, items, draw) => {
     const key = JSON.stringify([items, minText]);

@@ -262,53 +262,66 @@ function listOf(combatants) {
   return Object.entries(combatants || {}).map(([id, c]) => ({ id, ...c }));
 }
 
-/** The questions the TV asks for a view: [{who, declaration, parts, choices?}] (public answers only). */
-function displayQuestions(systemId, view) {
-  const all = listOf(view.combatants);
+/**
+ * The questions the TV asks for a view: [{who, declaration, parts, choices?, whole?}] (public answers only),
+ * read off the system's traits (`traits.odds_questions`, sent in the table payload: rules/contract.py's
+ * OddsQuestion). Each descriptor says who acts (`acting`: view keys holding a combatant id or a list of ids,
+ * or "*all" / "*standing", the first the view has), against whom (`against`: "each_foe", "first_foe" or ""),
+ * the declaration asked about ("$acting" and "$foe" filled in), the figures shown (`parts`, or
+ * `parts_by_option[choice.option]` for a choice), how many at most (`limit`), or one question about the
+ * whole battle (`whole`, under `label`).
+ */
+function displayQuestions(traits, view) {
+  // (a system's own list, whose flags say who still stands; else the common view shape's fighters)
+  const all = view.combatants ? listOf(view.combatants) : (view.fighters || []).map((f) => ({ ...f, dead: f.out }));
   const byId = Object.fromEntries(all.map((c) => [c.id, c]));
   const standing = (c) => c && !c.dead && !c.defeated && !c.destroyed && c.status !== "dead";
   const foesOf = (cid) => all.filter((c) => byId[cid] && c.side !== byId[cid].side && standing(c));
-  if (systemId === "phantoms-bane") {
-    return (view.order || all.map((c) => c.id)).map((cid) => ({
-      who: byId[cid] ? byId[cid].name : cid, declaration: { type: "choose", combatant: cid }, choices: true,
-      parts: (choice) => (choice.option === "run_away" ? [{ key: "escape", word: "escape", always: true }] : [{ key: "deal_damage", word: "hit", always: true }, { key: "defeat_foe", word: "win" }]),
-    }));
-  }
-  if (systemId === "eclipse-phase" && view.active) {
-    return foesOf(view.active).map((foe) => ({
-      who: `${byId[view.active].name} → ${foe.name}`,
-      declaration: { type: "attack", combatant: view.active, target: foe.id, weapon: 0 },
-      parts: () => [{ key: "hit", word: "hit", always: true }, { key: "wound", word: "wound" }],
-    }));
-  }
-  if (systemId === "battles-and-balances" && view.actor) {
-    return [{ who: view.actor_name || view.actor, declaration: { combatant: view.actor }, choices: true,
-      parts: () => [{ key: "hit", word: "hit", always: true }, { key: "defeat", word: "out" }] }];
-  }
-  if (systemId === "adnd") {
-    const seen = new Set();
-    const out = [];
-    for (const c of all.filter(standing)) {
-      const foe = foesOf(c.id)[0];
-      if (!foe || seen.has(c.side) || out.length >= 4) continue;
-      out.push({ who: `${c.name} → ${foe.name}`, declaration: { combatant: c.id, kind: "melee", target: foe.id },
-        parts: () => [{ key: "hit", word: "hit", always: true }, { key: "damage_this_round", word: "dmg" }, { key: "slay", word: "slay" }] });
+  const nameOf = (cid) => (byId[cid] ? byId[cid].name : cid);
+  const fill = (template, acting, foe) => Object.fromEntries(Object.entries(template || {}).map(([key, value]) => (
+    [key, value === "$acting" ? acting : value === "$foe" ? foe : value])));
+  const actingIds = (keys) => {
+    for (const key of keys || []) {
+      if (key === "*all") return all.map((c) => c.id);
+      if (key === "*standing") return all.filter(standing).map((c) => c.id);
+      const value = view[key];
+      if (value === undefined || value === null || value === "") continue;
+      return Array.isArray(value) ? value : [value];
     }
-    return out;
+    return [];
+  };
+  const out = [];
+  for (const q of (traits && traits.odds_questions) || []) {
+    if (q.whole) {
+      out.push({ who: q.label, declaration: fill(q.declaration), whole: true });
+      continue;
+    }
+    const parts = (answer) => ((answer && (q.parts_by_option || {})[answer.option]) || q.parts || []);
+    const asked = [];
+    for (const cid of actingIds(q.acting)) {
+      const who = q.name_key ? view[q.name_key] || cid : nameOf(cid);
+      const foes = q.against === "each_foe" ? foesOf(cid) : q.against === "first_foe" ? foesOf(cid).slice(0, 1) : null;
+      if (foes === null) {
+        asked.push({ who, declaration: fill(q.declaration, cid), choices: Boolean(q.choices), parts });
+        continue;
+      }
+      for (const foe of foes) {
+        asked.push({ who: `${who} → ${foe.name}`, declaration: fill(q.declaration, cid, foe.id), choices: Boolean(q.choices), parts });
+      }
+    }
+    out.push(...(q.limit ? asked.slice(0, q.limit) : asked));
   }
-  if (systemId === "olympia") {
-    return [{ who: "Each side's chance", declaration: {}, whole: true }];
-  }
-  return [];
+  return out;
 }
 
 /**
- * renderDisplayOdds(root, {systemId, view, conn, battleId, version}): the TV's odds panel, large type.
+ * renderDisplayOdds(root, {traits, view, conn, battleId, version}): the TV's odds panel, large type
+ * (`traits`: the table payload's, which say what to ask).
  * Asked only while the GM's `show_odds` is on (display.js loads this module only then).
  */
-export function renderDisplayOdds(root, { systemId, view, conn, battleId, version }) {
+export function renderDisplayOdds(root, { traits, view, conn, battleId, version }) {
   const ctx = { conn, battleId, version };
-  const questions = view && view.status !== "ended" ? displayQuestions(systemId, view) : [];
+  const questions = view && view.status !== "ended" ? displayQuestions(traits, view) : [];
   root.hidden = !questions.length;
   if (!questions.length) { replace(root); return; }
   const stamp = `${battleId}|${version}`;

@@ -45,12 +45,17 @@ const els = {
   soundToggle: document.getElementById("sound-toggle"),
   pairPanel: document.getElementById("pair-panel"),
   mapPanel: document.getElementById("map-panel"),
+  fogPanel: document.getElementById("fog-panel"),
   seatWait: document.getElementById("seat-wait"),
   seatWaits: document.getElementById("seat-waits"),
 };
 
 let systemModule = null;
 let table = null;
+// the table payload comes first on a connection; the module is named by its traits (`board_module`:
+// "generic" for a system without a module of its own, static/js/systems/generic.js), so it waits for it
+let tableArrived = null;
+const tableReady = new Promise((resolve) => { tableArrived = resolve; });
 let noticeTimer = null;
 
 function notice(text, kind = "error") {
@@ -78,7 +83,8 @@ function setStatus(stateName, detail) {
 async function loadSystem() {
   if (systemModule) return systemModule;
   try {
-    systemModule = await import(`${staticRoot}js/systems/${systemId}.js`);
+    await tableReady;
+    systemModule = await import(`${staticRoot}js/systems/${(table.traits && table.traits.board_module) || systemId}.js`);
   } catch (err) {
     systemModule = { render: fallbackRender };
   }
@@ -254,7 +260,7 @@ function isMyTurn(view) {
 const wakeLock = { want: () => { if (role === "player") keepAwake(); } };
 
 // ---- the GM's side panels loaded on demand (built by other parts of the board) ----------------------
-const extraPanels = { pair: null, map: null };
+const extraPanels = { pair: null, map: null, fog: null };
 async function loadExtra(name, file, exportName) {
   if (extraPanels[name] !== null) return extraPanels[name];
   try {
@@ -275,6 +281,8 @@ async function renderExtras(payload) {
   if (fallback) fallback.hidden = !!(els.pairPanel && els.pairPanel.querySelector("[data-testid=open-on-tv]"));
   const map = els.mapPanel ? await loadExtra("map", "map-panel.js", "renderMapPanel") : false;
   if (map) { try { map(els.mapPanel, payload, ctxBase()); } catch (err) { console.error(err); } }
+  const fog = els.fogPanel ? await loadExtra("fog", "fog-panel.js", "renderFogPanel") : false; // (fog-panel.js)
+  if (fog) { try { fog(els.fogPanel, payload, ctxBase()); } catch (err) { console.error(err); } }
 }
 
 let lastBattleId = null;
@@ -288,6 +296,7 @@ const conn = connect({
   onError: (text) => notice(text),
   onTable: (payload) => {
     table = payload;
+    tableArrived();
     replace(els.systemName, payload.system.name);
     // (on a phone's narrow bar the name alone: "Playe…" told a player nothing)
     if (payload.seat) replace(els.who, h("span", { class: "who-role" }, "Player: "), h("span", { class: "who-name", dataset: { testid: "seat-name" } }, payload.seat.name));
@@ -304,11 +313,13 @@ const conn = connect({
   },
   onBattle: async (state, fresh) => {
     await loadSystem();
+    state.fresh = fresh;
     renderBattle(state);
     renderLog(state.events);
     renderDice(state.events, fresh);
     const running = !!state.view && state.status !== "ended";
     if (role === "gm" && table) {
+      if (extraPanels.fog && extraPanels.fog.redraw) extraPanels.fog.redraw(); // (its board's tokens move with the battle)
       renderControls(els.controls, table, state, ctxBase());
       if (running !== lastRunning || !seenFirst) renderSetup(els.setup, table, ctxBase());
     }
@@ -327,6 +338,14 @@ const conn = connect({
     if (role === "gm") import("./export-button.js").then((m) => m.mountExportButton(els.controls, table, state, ctxBase())).catch(() => {}); // download + share (H7)
   },
 });
+
+// the dice roller and the pointer (issue 36): modules of their own, mounted once (spectators neither roll nor point)
+if (role === "gm" || role === "player") {
+  import("./roller.js").then((m) => m.mountRoller({ conn, role, slug, seat: body.dataset.seat || null, notice, kit, ui })).catch((err) => console.error(err));
+  import("./pointer.js").then((m) => { m.watchPresses({ conn, board: els.battle, notice }); m.showPointers({ socket: conn.socket, board: els.battle, view: () => conn.state.view }); }).catch((err) => console.error(err));
+}
+// who's winning (issue 37): a bar beside the board (the GM's at the top of the console), drawn by chances.js
+import("./chances.js").then((m) => m.followChances(conn, { before: (role === "gm" && document.getElementById("console-tabs")) || els.battle, role, table: () => table })).catch(() => {});
 
 // ---- seats with no combatant yet -------------------------------------------------------------------
 // A player who joined and plays nothing is told that the GM will give them a combatant (not left
@@ -425,6 +444,7 @@ function renderBattle(state) {
     fallbackRender(root, state.view);
   }
   try { renderDiceEntry(root, state.view, ctx); } catch (err) { console.error(err); } // real dice due (H9)
+  import("./hiding.js").then((m) => { if (role === "gm") m.renderHiding(root, state, ctx); m.showArrivals(root, state.fresh); }).catch((err) => console.error(err)); // hidden combatants
 }
 
 // The log is announced politely: only the lines new since the last draw are added (a re-drawn list

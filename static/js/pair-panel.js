@@ -3,6 +3,7 @@
 // "Show the join code on the TV" switch. The server decides everything (GM-only socket events
 // display_pair, display_unpair, display_set); this only sends the GM's intent and shows the answer.
 import { h, replace } from "./ui.js";
+import { chanceSwitches } from "./chances.js";
 
 const CODE_LENGTH = 6;
 
@@ -113,7 +114,8 @@ export function renderPairPanel(root, table, ctx) {
         h("span", { class: "muted" }, showing ? "On: the TV shows the join code and QR." : "Off: the TV shows the join code only until the battle starts.")),
       h("p", { class: "pair-join-switch button-row" },
         oddsSwitch,
-        h("span", { class: "muted" }, oddsOn ? "On: the TV shows the odds of the choices (spectators may ask for them too)." : "Off: only each player (for their own) and you see the odds."))));
+        h("span", { class: "muted" }, oddsOn ? "On: the TV shows the odds of the choices (spectators may ask for them too)." : "Off: only each player (for their own) and you see the odds.")),
+      ...chanceSwitches(display, (event, payload) => ask(ctx, event, payload))));
   if (hadFocus) input.focus();
 }
 

@@ -48,6 +48,7 @@ let renderer = null;
 let index = 0;
 let timer = null;
 let drawnIndex = null;
+let chanceLine = null; // who's winning under the scrubber (replay-chances.js), once loaded
 
 const VISIBILITY_WORDS = { public: null, gm: "GM only", hidden: "hidden" };
 function visibilityWord(visibility) {
@@ -65,6 +66,8 @@ async function loadRenderer() {
   try {
     renderer = await import(`${staticRoot}js/display/${systemId}.js`);
   } catch (err) {
+    // a system without a display module of its own (traits.board_module "generic"): the common view shape's
+    try { renderer = await import(`${staticRoot}js/display/generic.js`); return; } catch (again) { console.error(again); }
     console.error(err);
     renderer = { render: (root, view) => replace(root, h("p", { class: "d-empty" }, view.status || "…")) };
   }
@@ -88,12 +91,14 @@ async function load() {
   await loadRenderer();
   replace(els.systemName, `${data.system.name} · replay of battle ${data.battle_id}`);
   els.scrubber.max = String(Math.max(0, data.steps.length - 1));
-  els.stage.dataset.state = "ready";
   els.stage.dataset.steps = String(data.steps.length);
   renderLinks();
+  chanceLine = await import("./replay-chances.js").then((m) => m.mountChanceLine(els.scrubber.closest(".r-scrub") || els.scrubber, data.steps)).catch(() => null);
   const fromHash = /(?:^#|&)v=(\d+)/.exec(window.location.hash);
   const at = fromHash ? data.steps.findIndex((s) => s.v === Number(fromHash[1])) : -1;
   show(at >= 0 ? at : 0);
+  // ready once the first step is drawn (before, a reader could find the page "ready" with no board)
+  els.stage.dataset.state = "ready";
 }
 
 function fail(message) {
@@ -163,6 +168,8 @@ function show(i) {
     console.error(err);
     replace(els.board, h("p", { class: "d-empty" }, "The board could not be drawn."));
   }
+  // a combatant revealed at this step arrives, as it did on the TV (static/js/hiding.js)
+  if (fresh) import("./hiding.js").then((m) => m.showArrivals(els.board, step.events)).catch(() => {});
   renderCue(step);
   renderEvent(step);
   renderResult(step);
@@ -239,6 +246,7 @@ function renderPosition(step) {
   els.scrubber.value = String(index);
   els.scrubber.setAttribute("aria-valuetext", `Step ${index + 1} of ${n}, version ${step.v}`);
   replace(els.position, `Step ${index + 1} of ${n}`);
+  if (chanceLine) chanceLine.mark(index);
   els.first.disabled = els.prev.disabled = index === 0;
   els.next.disabled = els.last.disabled = index === n - 1;
   if (index === n - 1 && timer) pause();
@@ -292,7 +300,7 @@ let resizeTimer = null;
 window.addEventListener("resize", () => {
   clearTimeout(resizeTimer);
   resizeTimer = setTimeout(() => {
-    if (!data) return;
+    if (!data || !renderer) return; // a resize before the board's renderer has loaded: the first step draws it
     if (wide.matches) els.board.style.removeProperty("height");
     try { renderer.render(els.board, data.steps[index].view, ctxFor(index, false)); } catch (err) { console.error(err); }
   }, 150);

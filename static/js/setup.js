@@ -36,7 +36,9 @@ export function renderControls(root, table, state, ctx) {
   const send = (event, payload = {}) => ctx.command(event, payload);
   // the step an undo would take back now, as the server names it (there is one after the end too)
   const step = state.view ? state.undo : null;
-  const combatants = state.view && state.view.combatants ? Object.entries(normaliseCombatants(state.view.combatants)) : [];
+  // (the common view shape's list of fighters: id, name, controller, seat; rules/contract.py's VIEW_KEYS)
+  const listed = state.view ? state.view.fighters || state.view.combatants : null;
+  const combatants = listed ? Object.entries(normaliseCombatants(listed)) : [];
   // drawn again only when something it shows changed, not at every turn: a GM choosing who plays
   // whom keeps the open list and the focus while the battle goes on (and a mass battle's update does
   // not lay out a list per unit again)
@@ -153,8 +155,13 @@ export function renderSetup(root, table, ctx) {
     }),
     select(controllerChoices(table.seats || []), controllerValue(entry), {
       "aria-label": "played by", dataset: { testid: `lineup-controller-${i}` },
-      onchange: (ev) => { Object.assign(lineup[i], splitController(ev.target.value)); saveLineup(lineup); },
+      onchange: (ev) => { Object.assign(lineup[i], splitController(ev.target.value)); if (lineup[i].controller === "seat") delete lineup[i].hidden; saveLineup(lineup); },
     }),
+    // hidden from the table when the battle starts (rules/hiding.py; a grid system's; not a player's combatant)
+    table.traits && table.traits.grid && entry.controller !== "seat" ? h("label", { class: "lineup-hidden" },
+      h("input", { type: "checkbox", checked: entry.hidden === true, dataset: { testid: `lineup-hidden-${i}` },
+        onchange: (ev) => { if (ev.target.checked) lineup[i].hidden = true; else delete lineup[i].hidden; saveLineup(lineup); } }),
+      " Hidden") : null,
     button("Edit", () => { editing = i; redraw(); }, { "aria-label": `Edit ${entry.name}` }),
     button("✕", () => { lineup.splice(i, 1); saveLineup(lineup); }, { "aria-label": `remove ${entry.name}`, class: "danger" }),
   ));

@@ -48,7 +48,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from rules.core import Viewer  # noqa: E402
 from rules.dice import SeededDice  # noqa: E402
-from rules.olympia import KINDS, MAX_MEN_PER_SIDE, MAX_SPECIALS, STEP_WORK_BUDGET, Olympia  # noqa: E402
+from rules.systems.olympia import Olympia  # noqa: E402
+from rules.systems.olympia.data import KINDS, MAX_MEN_PER_SIDE, MAX_SPECIALS, STEP_WORK_BUDGET  # noqa: E402
 
 SYSTEM = Olympia()
 GM = Viewer.gm()
@@ -165,8 +166,8 @@ def peak_rss_mb() -> float:
 def commit() -> str:
     try:
         out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "rules/olympia.py", __file__], cwd=REPO, capture_output=True, text=True).stdout.strip()
-        return out + (" (olympia.py or this file changed since)" if dirty else "")
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "rules/systems/olympia", __file__], cwd=REPO, capture_output=True, text=True).stdout.strip()
+        return out + (" (rules/systems/olympia/ or this file changed since)" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
 

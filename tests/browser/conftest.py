@@ -11,7 +11,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -19,9 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import socketio
 from playwright.sync_api import expect
 
-from tests.conftest import interrupt
+from tests.conftest import disconnect_now, interrupt
+from tests.server_forks import Forked, serve
 
 REPO = Path(__file__).resolve().parents[2]
 LAUNCH_ARGS = [
@@ -90,6 +91,13 @@ def fixed_seeds() -> Iterator[str]:
     Only while the browser tests run: the other tests keep random seeds unless they give one."""
     patch = pytest.MonkeyPatch()
     patch.setenv("BATTLEBOARD_TEST_SEED", TEST_SEED)
+    # and their simulated odds fight a twentieth of the battles: the pages show them the same way,
+    # and the rules tests check their precision (tests/rules/test_odds_olympia.py)
+    patch.setenv("BATTLEBOARD_ODDS_WORK", "0.05")
+    # and each update's chances to win take three hundredths of a second, not the second a table gets
+    # (a few games: the bar reads the same, "a rough first guess"; tests/rules/test_chances.py checks
+    # their accuracy). Every update of every browser test works them out.
+    patch.setenv("BATTLEBOARD_CHANCES_SECONDS", "0.03")
     yield TEST_SEED
     patch.undo()
 
@@ -107,6 +115,11 @@ def fixed_client_seeds(request: pytest.FixtureRequest) -> Iterator[None]:
     original_new_context = browser.new_context
 
     def new_context(*args: Any, **kwargs: Any) -> Any:
+        # still pages (the boards' own prefers-reduced-motion rules): no dice rolling in, no bar
+        # sliding, no halo turning round the active token at every frame. On two cores, the pages'
+        # animations took the CPU the servers and the other worker needed. A test about an animation
+        # asks for one (``reduced_motion="no-preference"``).
+        kwargs.setdefault("reduced_motion", "reduce")
         context = original_new_context(*args, **kwargs)
         seed = f"{TEST_SEED}/{request.node.nodeid}/{len(opened)}"
         context.add_init_script(script=f"({FIXED_RANDOM})({json.dumps(seed)})")
@@ -143,7 +156,7 @@ class LiveServer:
         self.instance = instance
         self.port = port or free_port()
         self.extra_env = env or {}
-        self.process: subprocess.Popen[bytes] | None = None
+        self.process: Forked | subprocess.Popen[bytes] | None = None
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = instance / "server.log"
 
@@ -151,14 +164,8 @@ class LiveServer:
         env = {**os.environ, "BATTLEBOARD_INSTANCE": str(self.instance), **self.extra_env}
         env.pop("DATABASE_URL", None) if "DATABASE_URL" not in self.extra_env else None
         self.instance.mkdir(parents=True, exist_ok=True)
-        with open(self.log, "ab") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "webapp.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port), "--no-demo"],
-                cwd=REPO,
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
+        # (a fork of the tests' server helper, with the imports done once: tests/server_forks.py)
+        self.process = serve(["serve", "--host", "127.0.0.1", "--port", str(self.port), "--no-demo"], env=env, cwd=REPO, log=self.log)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -168,7 +175,7 @@ class LiveServer:
                     if response.status == 200:
                         return self
             except OSError:
-                time.sleep(0.2)
+                time.sleep(0.05)
         raise RuntimeError("the server did not start in 30 s")
 
     def kill(self) -> None:
@@ -314,6 +321,34 @@ def settle(page: Any) -> None:
     page.evaluate(SETTLE)
 
 
+# True once no animation or transition that ends is still running on the page (dice rolled in, a
+# reveal turned over, bars and rings slid to their values, a broken side's shake, a unit's flash).
+# The active token's halo (one slow turn of a dashed ring on the grids) moves nothing and is left
+# out, as are endless animations.
+AT_REST = """() => document.getAnimations().every((a) => a.playState !== "running"
+  || !a.effect || a.effect.getComputedTiming().endTime === Infinity
+  || Boolean(a.effect.target && a.effect.target.closest && a.effect.target.closest(".token-active-halo")))"""
+
+
+def at_rest(page: Any, timeout: float = 15_000) -> None:
+    """Wait until what moves on the page has stopped (instead of a fixed pause before a screenshot
+    or a measure)."""
+    page.wait_for_function(AT_REST, timeout=timeout)
+
+
+def console_settled(gm: Any, timeout: float = 20_000) -> None:
+    """Wait until a GM console has drawn the battle's latest version and that version's chances bar
+    (which comes just after an update and moves what is below it): a drag or a tap aimed then lands
+    where it was aimed."""
+    gm.wait_for_function(
+        """() => { const b = document.querySelector('[data-testid=battle]');
+                   const bar = document.querySelector('[data-testid=chances-bar]');
+                   return b && bar && !bar.hidden && bar.dataset.v === b.dataset.version; }""",
+        timeout=timeout,
+    )
+    at_rest(gm)
+
+
 def wait_for_client_seed(phone: Any, timeout: float = 10_000) -> None:
     """Wait until the board has taken this phone's client seed for its battle (static/js/entropy.js
     remembers it once answered): the phone's own command is then in the log, not racing the next one."""
@@ -381,3 +416,18 @@ def gm_call(gm: Any, event: str, payload: dict[str, Any]) -> dict[str, Any]:
         })""",
         [event, payload],
     )
+
+
+class GmSocket:
+    """The GM's console as a socket client of a live server (python-socketio on a websocket): it acts
+    for every combatant, for the steps of a battle a test plays without its pages' buttons."""
+
+    def __init__(self, url: str, slug: str, token: str) -> None:
+        self.client = socketio.Client(reconnection=False)
+        self.client.connect(url, auth={"table": slug, "token": token}, transports=["websocket"], wait_timeout=10)
+
+    def call(self, event: str, payload: dict[str, Any]) -> dict[str, Any]:
+        return self.client.call(event, payload, timeout=10)
+
+    def close(self) -> None:
+        disconnect_now(self.client)

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from rules.core import Viewer
-from tests.browser.conftest import WORDS_BROKEN, LiveServer, SocketSpy, box_of
+from tests.browser.conftest import WORDS_BROKEN, LiveServer, SocketSpy, at_rest, box_of
 from webapp.db import make_engine
 from webapp.service import BattleService
 
@@ -127,8 +127,8 @@ def assert_fits(m: dict[str, Any], label: str) -> None:
     assert m["bodyW"] <= m["vw"] and m["bodyH"] <= m["vh"], f"{label}: the body overflows"
 
 
-def open_display(browser: Any, url: str, width: int, height: int) -> tuple[Any, Any, SocketSpy]:
-    context = browser.new_context(viewport={"width": width, "height": height})
+def open_display(browser: Any, url: str, width: int, height: int, **extra: Any) -> tuple[Any, Any, SocketSpy]:
+    context = browser.new_context(viewport={"width": width, "height": height}, **extra)
     page = context.new_page()
     spy = SocketSpy(page)
     page.goto(url)
@@ -156,7 +156,7 @@ def wait_for_board(page: Any, system: str) -> None:
         page.wait_for_selector("[data-testid=board] [data-testid^=unit-]")
     else:
         page.wait_for_selector("[data-testid=board] [data-testid=chosen-c1][data-chosen=true]")
-    page.wait_for_timeout(900)  # the dice and rings settle before the screenshot
+    at_rest(page)  # before the screenshot
 
 
 @pytest.mark.parametrize("system", SYSTEMS)
@@ -405,7 +405,7 @@ def test_the_display_animates_what_happens(browser: Any, live_server: LiveServer
     helper_context = browser.new_context()
     helper = helper_context.new_page()
     slug, gm_token = prepare(live_server, "olympia")
-    context, page, _spy = open_display(browser, f"{live_server.url}/t/{slug}/display", 1920, 1080)
+    context, page, _spy = open_display(browser, f"{live_server.url}/t/{slug}/display", 1920, 1080, reduced_motion="no-preference")
     try:
         page.wait_for_selector("[data-testid=board] [data-testid^=unit-]")
         men_before = int(page.get_attribute("[data-testid=unit-c1]", "data-men") or 0)
@@ -419,14 +419,14 @@ def test_the_display_animates_what_happens(browser: Any, live_server: LiveServer
         assert "fell" in (page.get_attribute("[data-testid=unit-c1]", "aria-label") or "")
         assert re.search(r"missile attacks: side A loses \d", page.inner_text("[data-testid=last-result-words]"))
         assert "melee phase next" in page.inner_text("[data-testid=phase]")
-        page.wait_for_timeout(500)
+        at_rest(page)
         page.screenshot(path=str(shots / "display-olympia-casualties.png"))
         # the phase's rolls of many dice say in full what they were for, and fit the tray
         tray = page.evaluate(TRAY_PURPOSES)
         assert tray["rolls"] and not tray["cut"] and tray["scroll"] <= tray["client"] + 1, tray
         gm_declares(helper, live_server, slug, gm_token, {"type": "step", "by": "battle"})
         page.wait_for_selector("[data-testid^=side-][data-broken=true]")
-        page.wait_for_timeout(800)
+        at_rest(page)  # (the shake is over)
         page.screenshot(path=str(shots / "display-olympia-broken.png"))
         assert_fits(measure(page), "Olympia at the end")
 
@@ -443,7 +443,7 @@ def test_the_display_animates_what_happens(browser: Any, live_server: LiveServer
         assert "got away" not in page.inner_text("body")
         assert page.inner_text("[data-testid=forced-c1]") == "caught: Attack"
         assert page.locator("[data-testid=forced-c2]").count() == 0
-        page.wait_for_timeout(900)
+        at_rest(page)
         page.screenshot(path=str(shots / "display-phantoms-bane-reveal.png"))
         m = measure(page)
         assert_fits(m, "the reveal")
@@ -504,7 +504,7 @@ def test_a_map_lies_under_the_grid_with_blocked_squares_and_token_colours(browse
         assert drawn == sorted(blocked)
         fill = page.evaluate("() => getComputedStyle(document.querySelector('[data-testid=board] [data-combatant=c2] .token-body')).fill")
         assert fill == "rgb(138, 43, 226)"
-        page.wait_for_timeout(500)
+        at_rest(page)
         page.screenshot(path=str(shots / "display-map-blocked.png"))
     finally:
         context.close()
@@ -521,7 +521,7 @@ def test_a_duels_spectator_on_a_phone_sees_both_duellists_whole(browser: Any, li
         page = context.new_page()
         page.goto(f"{live_server.url}/t/{slug}/watch")
         page.wait_for_selector("[data-testid=board] [data-testid=reveal-c2]")
-        page.wait_for_timeout(900)
+        at_rest(page)  # (the reveal turned over, the dice rolled in)
         board = box_of(page.locator("[data-testid=board]"))
         assert board
         for cid in ("c1", "c2"):

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import LiveServer
+from tests.browser.conftest import LiveServer, at_rest
 from tests.browser.test_display import display_of, gm_declares, olympia_tile_pixels, open_display, prepare
 
 pytestmark = pytest.mark.browser
@@ -55,7 +55,7 @@ def test_the_olympia_display_keeps_its_unit_blocks_across_updates(browser: Any, 
     helper_context = browser.new_context()
     helper = helper_context.new_page()
     slug, gm_token = prepare(live_server, "olympia")
-    context, page, _spy = open_display(browser, f"{live_server.url}/t/{slug}/display", 1920, 1080)
+    context, page, _spy = open_display(browser, f"{live_server.url}/t/{slug}/display", 1920, 1080, reduced_motion="no-preference")
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     try:
@@ -110,7 +110,7 @@ def test_the_olympia_display_keeps_its_unit_blocks_across_updates(browser: Any, 
         # the tag, the bar's new colour and the shake change nothing below them: the tiles stay where
         # the canvas draws their blocks, and the header and the bar are laid out on their own (as flex
         # items beside the rows, their change laid out both armies' rows again)
-        page.wait_for_timeout(1200)  # (the shake is over)
+        at_rest(page)  # (the shake is over)
         places_after = page.evaluate(PLACES)
         assert places_after["tiles"] == places_before["tiles"], "the tiles moved when a side broke"
         for part in places_after["parts"]:

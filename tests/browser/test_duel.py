@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import LiveServer, SocketSpy, box_of, create_table
+from tests.browser.conftest import LiveServer, SocketSpy, at_rest, box_of, create_table
 from tests.flaky_line import FlakyLine
 
 pytestmark = pytest.mark.browser
@@ -28,6 +28,10 @@ def join_as(phone: Any, gm: Any, name: str) -> None:
     phone.fill("[data-testid=join-name]", name)
     phone.click("[data-testid=join-submit]")
     phone.wait_for_selector("[data-testid=connection-status][data-state=live]")
+    # the GM's console has the new seat before the test edits the lineup: a table update of the join
+    # still on its way would otherwise draw the lineup as it was before an edit made meanwhile
+    if gm.locator("[data-testid=lineup-controller-0]").count():
+        expect(gm.locator(f"[data-testid=lineup-controller-0] >> option:has-text('Player: {name}')")).to_be_attached()
 
 
 def give_to_player(gm: Any, index: int, player: str) -> None:
@@ -77,7 +81,7 @@ def test_a_duel_from_gm_screen_to_phone_to_spectator(browser: Any, live_server: 
         watch.wait_for_selector("[data-testid=last-turn][data-turn='1']")
         phone.wait_for_selector("[data-testid=last-turn][data-turn='1']")
         assert watch.locator("[data-testid=dice-tray] .kit-die").count() >= 4
-        watch.wait_for_timeout(900)  # let the dice finish rolling before the screenshots
+        at_rest(watch)  # before the screenshots
         # on the spectator's laptop the two duellists stand face to face, both whole on the board
         board = box_of(watch.locator("[data-testid=board]"))
         cards = [box_of(watch.locator(f"[data-testid=board] [data-testid=combatant-{cid}]")) for cid in ("c1", "c2")]
@@ -191,6 +195,7 @@ def test_a_phone_that_loses_its_network_says_so_and_catches_up(browser: Any, tmp
         phone.wait_for_selector("[data-testid=connection-status][data-state=live]")
         give_to_player(gm, 0, "Alice")
         start(gm)
+        phone.wait_for_selector("[data-testid^=choose-][data-combatant=c1]")  # (the start reached the phone before its line goes)
         live = "[data-testid=connection-status][data-state=live]"
         reconnecting = "[data-testid=connection-status][data-state=reconnecting]"
 
@@ -203,11 +208,19 @@ def test_a_phone_that_loses_its_network_says_so_and_catches_up(browser: Any, tmp
         phone.screenshot(path=str(shots / "phone-offline.png"), full_page=True)
         gm.locator("[data-testid^=choose-][data-combatant=c2]").first.click()  # the table plays on
         gm.wait_for_selector("[data-testid=chosen-c2][data-chosen=true]")
-        phone.wait_for_timeout(5_000)  # the phone's retries meanwhile back off to their longest wait
+        # the phone's retries meanwhile back off: after two refused, the next waits 2 to 3 s
+        # (Socket.IO's 1 s doubled each time, ±50 %, at most reconnectionDelayMax: 3 s), so the
+        # page that is live within 1.8 s of the network's return tried at once, not on its timer (a
+        # second, as before, was too short for a page on a machine running two copies of the suite)
+        refused = line.refused
+        deadline = time.monotonic() + 15
+        while line.refused < refused + 2:
+            assert time.monotonic() < deadline, "the phone did not try to reconnect"
+            phone.wait_for_timeout(50)
         assert phone.locator("[data-testid=chosen-c2][data-chosen=true]").count() == 0, "nothing reached the phone"
         line.restore()
         phone.evaluate("window.dispatchEvent(new Event('online'))")  # back: it tries at once
-        phone.wait_for_selector(live, timeout=1_000)
+        phone.wait_for_selector(live, timeout=1_800)
         phone.wait_for_selector("[data-testid=chosen-c2][data-chosen=true]")
 
         # 2. the browser does not know: the unanswered pings tell the page

@@ -17,6 +17,7 @@ import pytest
 from playwright.sync_api import expect
 
 from rules import Viewer
+from rules.registry import SYSTEM_PACKAGES
 from tests.browser.conftest import LOG_NUMBERS_CUT, TEXT_CUT, LiveServer, box_of, gm_call
 from tests.browser.test_duel import PHONE
 from tests.browser.test_phone import check_actions_on_top, gm_steps_until_declarations
@@ -26,7 +27,8 @@ from webapp.config import load_config
 
 pytestmark = pytest.mark.browser
 
-SYSTEM_IDS = sorted(cli.DEMOS)
+#: the five systems of the board: these tests set up a scene of each (a test system has none)
+SYSTEM_IDS = sorted(SYSTEM_PACKAGES)
 LAPTOPS = [(1024, 768), (1280, 800), (1366, 768), (1440, 900)]
 GM = Viewer.gm()
 

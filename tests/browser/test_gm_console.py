@@ -66,8 +66,10 @@ def test_every_panel_can_be_reached(browser: Any, live_server: LiveServer, shots
         # the actions due now sit at the top of the Battle panel
         due = gm.locator("[data-testid=panel-battle] [data-testid=due-now]")
         expect(due).not_to_be_empty()
-        controls = box_of(gm.locator("[data-testid=battle-controls]"))
-        assert box_of(due)["y"] < controls["y"]
+        # (both read at once: the chances bar above them may come in between two reads)
+        due_y, controls_y = gm.evaluate("""() => ['[data-testid=panel-battle] [data-testid=due-now]', '[data-testid=battle-controls]']
+            .map((s) => document.querySelector(s).getBoundingClientRect().y)""")
+        assert due_y < controls_y
         gm.screenshot(path=str(shots / f"gm-{system}-tablet.png"))
         # on the tablet the board beside the console is about 640 px wide: a grid with cards beside it
         # takes its whole width (the cards go below) instead of sharing it

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import LiveServer, box_of, create_table
+from tests.browser.conftest import LiveServer, box_of, console_settled, create_table
 
 pytestmark = pytest.mark.browser
 
@@ -81,6 +81,7 @@ def test_display_moves_the_same_token_node(browser: Any, live_server: LiveServer
         for turn in range(2):
             before = tv.evaluate(MARK_DISPLAY)
             version = tv.get_attribute("[data-testid=board]", "data-version")
+            console_settled(gm)  # (the chances bar of the last update is in: nothing moves under the drag)
             drag_token(gm, "[data-testid=battle] [data-testid=token-c2]", -70 if turn == 0 else 0, 70)
             tv.wait_for_selector(f"[data-testid=board]:not([data-version='{version}'])")
             tv.wait_for_selector(f"[data-testid=board] [data-testid=token-c2]:not([transform='{before}'])")

@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from rules import Viewer
 from rules.registry import get_system
-from tests.browser.conftest import BARS_CUT, LiveServer, box_of
+from tests.browser.conftest import BARS_CUT, LiveServer, at_rest, box_of
 from webapp.db import make_engine
 from webapp.models import Battle
 from webapp.service import BattleService
@@ -224,7 +225,8 @@ def test_a_whole_duel_replays_step_by_step_for_the_gm(browser: Any, live_server:
         assert int(page.get_attribute("[data-testid=replay]", "data-steps") or 0) == versions
         assert page.get_attribute("[data-testid=replay-role]", "data-role") == "gm"
         # the display's Phantom's Bane renderer draws both duellists
-        assert page.is_visible("[data-testid=combatant-jharek]") and page.is_visible("[data-testid=combatant-troll]")
+        expect(page.locator("[data-testid=combatant-jharek]")).to_be_visible()
+        expect(page.locator("[data-testid=combatant-troll]")).to_be_visible()
         # the GM sees the computer's hidden choice in the step's words, marked as hidden
         assert "The computer picks" in page.inner_text("[data-testid=replay-event]")
         assert "hidden" in page.inner_text("[data-testid=replay-event] [data-testid=secret-tag]").lower()
@@ -235,7 +237,7 @@ def test_a_whole_duel_replays_step_by_step_for_the_gm(browser: Any, live_server:
         for _ in range(versions):
             if page.get_attribute("[data-testid=replay]", "data-undone") == "true":
                 undone = True
-                assert page.is_visible("[data-testid=step-undone]")
+                expect(page.locator("[data-testid=step-undone]")).to_be_visible()
                 page.screenshot(path=str(shots / "replay-duel-undone-step.png"))
                 break
             page.keyboard.press("ArrowRight")
@@ -243,7 +245,7 @@ def test_a_whole_duel_replays_step_by_step_for_the_gm(browser: Any, live_server:
         page.keyboard.press("End")
         assert page.locator("[data-testid=log] li.r-undone").count() >= 1
         assert "wins the duel" in page.inner_text("[data-testid=log]") or "ended" in page.inner_text("[data-testid=log]")
-        assert page.is_visible("[data-testid=gm-console-link]")
+        expect(page.locator("[data-testid=gm-console-link]")).to_be_visible()
         assert page.locator("[data-testid=verifier-link], [data-testid=verifier-link-missing]").count() == 1
         assert page.get_attribute("[data-testid=export-link]", "href") == f"/t/{slug}/battles/{battle_id}/export.json"
         assert page.get_attribute("[data-testid=report-link]", "href") == f"/t/{slug}/battles/{battle_id}/report"
@@ -323,13 +325,13 @@ def test_the_table_display_links_a_shared_battles_replay(browser: Any, live_serv
         page.goto(f"{live_server.url}/t/{slug}/display")
         page.wait_for_selector("[data-testid=board] [data-testid=combatant-jharek]")
         page.wait_for_timeout(800)
-        assert not page.is_visible("[data-testid=display-replay-link]"), "not shared: no replay link on the TV"
+        expect(page.locator("[data-testid=display-replay-link]"), "not shared: no replay link on the TV").to_be_hidden()
         assert share(live_server, battle_id)
         page.reload()
         link = page.wait_for_selector("[data-testid=display-replay-link]")
         assert (link.get_attribute("href") or "").endswith(f"/t/{slug}/battles/{battle_id}/replay")
-        assert page.is_visible("[data-testid=replay-corner] img.d-join-qr")
-        page.wait_for_timeout(600)
+        expect(page.locator("[data-testid=replay-corner] img.d-join-qr")).to_be_visible()
+        at_rest(page)
         page.screenshot(path=str(shots / "display-replay-corner.png"))
         # the public follows it from the TV to the replay
         phone = browser.new_context(viewport=PHONE).new_page()
@@ -390,7 +392,7 @@ def test_the_replay_page_has_no_serious_accessibility_violations(browser: Any, l
         context, page, errors = open_replay(browser, live_server, slug, gm_token, battle_id, viewport, **extra)
         try:
             page.keyboard.press("End")
-            page.wait_for_timeout(900)  # the dice have rolled in
+            at_rest(page)  # the dice have rolled in
             found += axe_violations(page, source, f"replay {label}")
             assert not errors, errors
         finally:

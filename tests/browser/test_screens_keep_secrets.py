@@ -13,11 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import socketio
 
 from rules import Viewer, get_system
-from tests.browser.conftest import LiveServer
-from tests.conftest import disconnect_now
+from tests.browser.conftest import GmSocket, LiveServer
 from tests.server.test_leaks import (
     FIGHTING,
     GM_NOTES,
@@ -54,20 +52,6 @@ def service_for(server: LiveServer) -> BattleService:
     return BattleService(make_engine(f"sqlite:///{server.instance / 'battleboard.sqlite3'}"))
 
 
-class Gm:
-    """The GM's console, as a socket client of the live server: it acts for every combatant."""
-
-    def __init__(self, url: str, slug: str, token: str) -> None:
-        self.client = socketio.Client(reconnection=False)
-        self.client.connect(url, auth={"table": slug, "token": token}, transports=["websocket"], wait_timeout=10)
-
-    def call(self, event: str, payload: dict[str, Any]) -> dict[str, Any]:
-        return self.client.call(event, payload, timeout=10)
-
-    def close(self) -> None:
-        disconnect_now(self.client)
-
-
 @pytest.fixture
 def heartbeat_server(tmp_path: Path) -> Any:
     server = LiveServer(tmp_path / "instance", env={"BATTLEBOARD_HEARTBEAT_SECONDS": "1"}).start()
@@ -97,7 +81,7 @@ def test_the_tv_never_shows_a_hidden_value_or_a_private_note(browser: Any, heart
             tv = context.new_page()
             tv.goto(f"{server.url}/t/{table.slug}/display")
             tv.wait_for_selector("[data-testid=connection-status][data-state=live]")
-            gm = Gm(server.url, table.slug, table.gm_token)
+            gm = GmSocket(server.url, table.slug, table.gm_token)
             secrets = Secrets(system, Viewer.spectator())
             rng = random.Random(system_id)
             try:

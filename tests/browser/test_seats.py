@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import LiveServer, create_table
+from tests.browser.conftest import LiveServer, box_of, create_table
 from tests.browser.test_display import prepare, service_for
 from tests.browser.test_duel import PHONE, give_to_player, join_as
 from tests.browser.test_physical_dice import choose_on, set_who_rolls
@@ -73,7 +73,7 @@ def test_a_phone_keeps_its_seat_and_a_seat_without_a_combatant_is_told_what_come
         expect(wait).to_be_visible()
         expect(wait).to_contain_text("Bob")
         expect(wait).to_contain_text("The GM will give you a combatant")
-        box = wait.bounding_box()
+        box = box_of(wait)
         assert box is not None and box["y"] + box["height"] <= 667, "the word for Bob is below the first screen"
         expect(bob.locator("body")).not_to_contain_text(WATCHING)
         bob.screenshot(path=str(shots / "phone-seated-no-combatant.png"))
@@ -147,7 +147,7 @@ def test_every_system_tells_a_seat_without_a_combatant_what_comes(browser: Any, 
         wait = carol.locator("[data-testid=seat-wait]")
         expect(wait).to_contain_text("Carol, you have a seat. The GM will give you a combatant")
         expect(carol.locator("body")).not_to_contain_text(re.compile(r"you are watching|No (combatant|character) of yours", re.I))
-        box = wait.bounding_box()
+        box = box_of(wait)
         assert box is not None and box["y"] + box["height"] <= 667, "below the phone's first screen"
         gm.click("[data-testid=tab-battle]")
         expect(gm.locator("[data-testid=seat-waits]")).to_have_text(re.compile(r"Carol is waiting for a combatant"))

@@ -11,8 +11,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rules.adnd import (
-    AdndDemonIdol,
+from rules import engine
+from rules.core import Viewer, visible_events
+from rules.dice import ScriptedDice, SeededDice
+from rules.errors import IllegalDeclaration, InvalidDeclaration, NotPermitted
+from rules.registry import get_system
+from rules.systems.adnd import AdndDemonIdol
+from rules.systems.adnd.data import (
     arrival_segment,
     charge_per_segment_feet,
     delay_segments,
@@ -20,12 +25,10 @@ from rules.adnd import (
     reaction_band,
     surprise_result,
 )
-from rules.core import Viewer, visible_events
-from rules.dice import ScriptedDice, SeededDice
-from rules.errors import IllegalDeclaration, InvalidDeclaration, NotPermitted
-from rules.registry import get_system
+from tests.rules.harness import Rules, texts
 
 S = AdndDemonIdol()
+RULES = Rules(S)
 GM = Viewer.gm()
 SPECTATOR = Viewer.spectator()
 
@@ -39,17 +42,16 @@ def fighter(cid: str, side: str = "A", **kw: Any) -> dict[str, Any]:
 
 def new_battle(lineup: list[dict[str, Any]], distance: int = 1, **options: Any) -> dict[str, Any]:
     """A battle with the encounter checks skipped: round 1 declarations are open."""
-    state, _ = S.setup(lineup, options, ScriptedDice([]))
+    state, _ = RULES.start(lineup, options)
     for kind in ("check_reaction", "check_surprise"):
-        state, _ = S.apply(state, {"type": kind, "skip": True, "note": "known"}, GM, ScriptedDice([]))
-    state, _ = S.apply(state, {"type": "check_distance", "skip": True, "distance": distance}, GM, ScriptedDice([]))
-    state, _ = S.apply(state, {"type": "check_morale", "skip": True}, GM, ScriptedDice([]))
+        state, _ = RULES.play(state, {"type": kind, "skip": True, "note": "known"})
+    state, _ = RULES.play(state, {"type": "check_distance", "skip": True, "distance": distance})
+    state, _ = RULES.play(state, {"type": "check_morale", "skip": True})
     return state
 
 
 def put(state: dict[str, Any], cid: str, x: int, y: int) -> dict[str, Any]:
-    state, _ = S.apply(state, {"type": "move", "combatant": cid, "x": x, "y": y}, GM, ScriptedDice([]))
-    return state
+    return RULES.play(state, {"type": "move", "combatant": cid, "x": x, "y": y})[0]
 
 
 def declare(state: dict[str, Any], cid: str, kind: str, target: str | None = None, viewer: Viewer = GM,
@@ -57,12 +59,12 @@ def declare(state: dict[str, Any], cid: str, kind: str, target: str | None = Non
     d = {"type": "declare", "combatant": cid, "kind": kind, **kw}
     if target:
         d["target"] = target
-    return S.apply(state, d, viewer, ScriptedDice(dice or []))
+    return RULES.play(state, d, viewer, dice or [])
 
 
 def run(state: dict[str, Any], kind: str, dice: list[int] | None = None, viewer: Viewer = GM,
         **kw: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    return S.apply(state, {"type": kind, **kw}, viewer, ScriptedDice(dice or []))
+    return RULES.play(state, {"type": kind, **kw}, viewer, dice or [])
 
 
 def groups(state: dict[str, Any]) -> list[list[str]]:
@@ -79,10 +81,6 @@ def groups(state: dict[str, Any]) -> list[list[str]]:
     return out
 
 
-def texts(events: list[dict[str, Any]]) -> list[str]:
-    return [e["text"] for e in events]
-
-
 # --- tables ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("total", "band"), [
@@ -96,7 +94,7 @@ def test_reaction_bands(total: int, band: str) -> None:
 
 
 def test_reaction_check_adds_charisma_adjustment_and_moves_on() -> None:
-    state, _ = S.setup([fighter("a"), fighter("b", "B")], {}, ScriptedDice([]))
+    state, _ = RULES.start([fighter("a"), fighter("b", "B")])
     state, events = run(state, "check_reaction", [50], adjustment=10)
     assert state["encounter"]["reaction"]["total"] == 60
     assert state["encounter"]["reaction"]["band"] == "uncertain_positive"
@@ -106,7 +104,7 @@ def test_reaction_check_adds_charisma_adjustment_and_moves_on() -> None:
 
 
 def test_private_reaction_roll_is_hidden_from_players() -> None:
-    state, _ = S.setup([fighter("a", controller="seat", seat="s1"), fighter("b", "B")], {}, ScriptedDice([]))
+    state, _ = RULES.start([fighter("a", controller="seat", seat="s1"), fighter("b", "B")])
     state, events = run(state, "check_reaction", [3], private=True)
     assert visible_events(events, Viewer.player("s1"), state) == []
     assert visible_events(events, GM, state)[0]["data"]["band"] == "violently_hostile"
@@ -126,7 +124,7 @@ def test_surprise_table(faces: dict[str, int], expected: tuple[str | None, int])
 
 
 def test_surprise_check_rolls_a_d6_per_side() -> None:
-    state, _ = S.setup([fighter("a"), fighter("b", "B")], {}, ScriptedDice([]))
+    state, _ = RULES.start([fighter("a"), fighter("b", "B")])
     state, _ = run(state, "check_reaction", skip=True)
     state, events = run(state, "check_surprise", [2, 6])
     assert state["surprise"]["side"] == "A" and state["surprise"]["segments"] == 2
@@ -136,7 +134,7 @@ def test_surprise_check_rolls_a_d6_per_side() -> None:
 
 def test_surprise_check_can_leave_a_side_out() -> None:
     """A side that detected the other first cannot be surprised: only the other side rolls."""
-    state, _ = S.setup([fighter("a"), fighter("b", "B")], {}, ScriptedDice([]))
+    state, _ = RULES.start([fighter("a"), fighter("b", "B")])
     state, _ = run(state, "check_reaction", skip=True)
     state, events = run(state, "check_surprise", [1], sides=["B"])
     assert state["surprise"]["side"] == "B" and state["surprise"]["segments"] == 1
@@ -144,7 +142,7 @@ def test_surprise_check_can_leave_a_side_out() -> None:
 
 
 def _to_distance(dice: list[int], surprise: list[int], scale: str = "indoors") -> dict[str, Any]:
-    state, _ = S.setup([fighter("a"), fighter("b", "B")], {"scale": scale}, ScriptedDice([]))
+    state, _ = RULES.start([fighter("a"), fighter("b", "B")], {"scale": scale})
     state, _ = run(state, "check_reaction", skip=True)
     state, _ = run(state, "check_surprise", surprise)
     state, _ = run(state, "check_distance", dice)
@@ -170,7 +168,7 @@ def test_distance_outdoors_is_6d4_less_the_surprise_die() -> None:
 
 
 def test_distance_skipped_with_known_distance() -> None:
-    state, _ = S.setup([fighter("a"), fighter("b", "B")], {}, ScriptedDice([]))
+    state, _ = RULES.start([fighter("a"), fighter("b", "B")])
     state, _ = run(state, "check_reaction", skip=True, note="they are friends of the party")
     state, _ = run(state, "check_surprise", skip=True)
     state, events = run(state, "check_distance", skip=True, distance=4, note="the doorway")
@@ -189,8 +187,7 @@ def test_morale_score_formula() -> None:
 
 
 def test_opening_morale_failure_by_16_to_30_makes_the_group_retreat() -> None:
-    state, _ = S.setup([fighter("a"), fighter("gob", "B", hp=4, hit_dice=1), fighter("gob2", "B", hp=4)],
-                       {}, ScriptedDice([]))
+    state, _ = RULES.start([fighter("a"), fighter("gob", "B", hp=4, hit_dice=1), fighter("gob2", "B", hp=4)])
     for kind in ("check_reaction", "check_surprise"):
         state, _ = run(state, kind, skip=True)
     state, _ = run(state, "check_distance", skip=True, distance=3)
@@ -202,7 +199,7 @@ def test_opening_morale_failure_by_16_to_30_makes_the_group_retreat() -> None:
 
 
 def test_morale_holds_on_equal_score() -> None:
-    state, _ = S.setup([fighter("a"), fighter("gob", "B", hp=4)], {}, ScriptedDice([]))
+    state, _ = RULES.start([fighter("a"), fighter("gob", "B", hp=4)])
     for kind in ("check_reaction", "check_surprise"):
         state, _ = run(state, kind, skip=True)
     state, _ = run(state, "check_distance", skip=True, distance=3)
@@ -272,8 +269,8 @@ def test_declarations_are_locked_and_only_own_combatants() -> None:
         S.authorize(state, {"type": "declare", "combatant": "aldo", "kind": "await"}, Viewer.player("s2"))
     with pytest.raises(NotPermitted):
         S.authorize(state, {"type": "roll_initiative"}, Viewer.player("s1"))
-    with pytest.raises(IllegalDeclaration, match="only the DM"):
-        run(state, "roll_initiative", viewer=Viewer.player("s1"))
+    with pytest.raises(IllegalDeclaration, match="only the DM"):  # the system's own refusal, past authorize
+        S.apply(state, {"type": "roll_initiative"}, Viewer.player("s1"), ScriptedDice([]))
 
 
 @pytest.mark.parametrize(("decl", "message"), [
@@ -709,7 +706,7 @@ def test_death_at_minus_ten_and_monsters_at_zero() -> None:
     state, _ = run(state, "roll_initiative", [6, 1])
     state, events = run(state, "resolve_all", [20, 4])
     assert "Orc takes 4 damage from Fig (4 to 0) and dies." in texts(events)
-    state, _ = S.apply(state, {"type": "bleed"}, GM, ScriptedDice([]))
+    state, _ = RULES.play(state, {"type": "bleed"})
     state["combatants"]["fig"]["hp"] = -9
     state["combatants"]["fig"]["condition"] = "down"
     state["round_start_hp"]["fig"] = -9
@@ -724,7 +721,7 @@ def test_surprise_segments_only_the_surprising_side_acts() -> None:
     lineup = [fighter("thief", reaction_mod=2, controller="seat", seat="s1"), fighter("fig", controller="seat",
                                                                                       seat="s2"),
               fighter("witch", "B", caster=True), fighter("orc", "B", weapon="spear")]
-    state, _ = S.setup(lineup, {}, ScriptedDice([]))
+    state, _ = RULES.start(lineup)
     state, _ = run(state, "check_reaction", skip=True)
     state, events = run(state, "check_surprise", [2, 5])
     assert state["surprise"] == {"side": "A", "segments": 2, "segment": 0, "faces": {"A": 2, "B": 5}}
@@ -852,11 +849,11 @@ def test_an_npc_archers_reaction_adjustment_stays_the_dms() -> None:
     state = new_battle([fighter("bow", missile="long_bow", reaction_mod=-2), fighter("arch", "B", missile="sling",
                                                                                    controller="seat", seat="s1")])
     state, _ = declare(state, "bow", "missile", "arch")
-    state, _ = run(state, "roll_order", [1], at=0.0)
+    state, _ = run(state, "roll_order", at=0.0)
     state, _ = declare(state, "arch", "missile", "bow", viewer=Viewer.player("s1"), at=1.0)
     state, _ = run(state, "roll_initiative", [4, 3])  # 4 - 2 = 2 < 3
     assert S.view_for(state, GM)["track"][-1]["why"][-1].startswith("shoots last: reaction −2 + 4 < 3")
-    state, events = run(state, "resolve_all", [1, 1, 1, 1])  # (each shoots twice, and misses)
+    state, events = run(state, "resolve_all", [1, 1, 1])  # (the sling shoots once, the bow twice; all miss)
     for viewer in (SPECTATOR, Viewer.player("s1")):  # the orc's shot, out now, in the queue
         told = S.view_for(state, viewer)["track"]
         assert told[-1]["combatant"] == "bow" and told[-1]["why"][-1].startswith("shoots last: its reaction adjustment")
@@ -867,7 +864,7 @@ def test_an_npc_archers_reaction_adjustment_stays_the_dms() -> None:
 
 
 def test_seed_never_in_state_and_state_is_json() -> None:
-    state, _ = S.setup([fighter("a"), fighter("b", "B")], {}, SeededDice("secret-seed"))
+    state, _ = RULES.start([fighter("a"), fighter("b", "B")], dice=SeededDice("secret-seed"))
     assert "secret-seed" not in json.dumps(state)
 
 
@@ -887,14 +884,14 @@ def play(seed: str, rounds: int = 12, wild: bool = False, scale: str = "indoors"
     ``wild`` lets every combatant pick any action (spells, prepared actions, flight...) and sprinkles
     cancellations, triggers and morale checks into the resolution."""
     dice = SeededDice(seed)
-    state, _ = S.setup(copy.deepcopy(LINEUP), {"scale": scale}, dice)
+    state, _ = RULES.start(copy.deepcopy(LINEUP), {"scale": scale}, dice=dice)
     log: list[str] = []
     clock = 1000.0
 
     def go(d: dict[str, Any], viewer: Viewer = GM) -> None:
         nonlocal state
         before = copy.deepcopy(state)
-        state, events = S.apply(state, d, viewer, dice)
+        state, events = RULES.play(state, d, viewer, dice=dice)
         assert before == copy.deepcopy(before)  # nothing shared
         json.dumps(state)
         log.extend(e["text"] for e in events)
@@ -1031,7 +1028,7 @@ def test_registry_and_forms() -> None:
 
 
 def test_checkpoints_at_the_start_of_declarations() -> None:
-    state, _ = S.setup([fighter("a"), fighter("b", "B")], {}, ScriptedDice([]))
+    state, _ = RULES.start([fighter("a"), fighter("b", "B")])
     assert S.is_checkpoint(state)
     state = new_battle([fighter("a"), fighter("b", "B")])
     assert S.is_checkpoint(state)
@@ -1049,7 +1046,7 @@ def test_apply_does_not_mutate_its_input() -> None:
 
 def test_handing_a_combatant_to_the_computer_during_declarations() -> None:
     state = party_battle()
-    state, events = S.assign(state, "orc", "computer", None, ScriptedDice([1]))
+    state, events = engine.assign(S, state, "orc", "computer", None, ScriptedDice([1]))
     assert state["declarations"]["orc"]["kind"] == "charge"  # two squares away: it charges
     assert [e["visibility"] for e in events] == ["public", "gm"]
     state, _ = run(state, "roll_order", [1], at=50.0)
@@ -1063,7 +1060,7 @@ def test_handing_a_combatant_to_the_computer_during_declarations() -> None:
 
 
 def _surprise_battle(lineup: list[dict[str, Any]], faces: list[int], scale: str = "indoors") -> dict[str, Any]:
-    state, _ = S.setup(lineup, {"scale": scale}, ScriptedDice([]))
+    state, _ = RULES.start(lineup, {"scale": scale})
     state, _ = run(state, "check_reaction", skip=True)
     state, _ = run(state, "check_surprise", faces)
     state, _ = run(state, "check_distance", skip=True, distance=2)
@@ -1096,7 +1093,7 @@ def test_fleeing_a_surprised_foe_outdoors_avoids_the_encounter() -> None:
 
 
 def test_secret_reaction_note_is_hidden_on_the_checklist() -> None:
-    state, _ = S.setup([fighter("a"), fighter("b", "B")], {}, ScriptedDice([]))
+    state, _ = RULES.start([fighter("a"), fighter("b", "B")])
     state, _ = run(state, "check_reaction", [80], private=True)
     steps = {s["key"]: s for s in S.view_for(state, SPECTATOR)["procedure"]["steps"]}
     assert steps["reaction"]["note"] == "rolled in secret"
@@ -1149,8 +1146,7 @@ def test_the_dm_is_offered_the_current_step_in_every_phase() -> None:
     def gm_types(state: dict[str, Any]) -> list[str]:
         return [t["testid"] for t in S.view_for(state, GM)["legal"]]
 
-    state, _ = S.setup([fighter("fig", controller="seat", seat="s1"), fighter("orc", "B", hp=3, dies_at_zero=True)],
-                       {}, ScriptedDice([]))
+    state, _ = RULES.start([fighter("fig", controller="seat", seat="s1"), fighter("orc", "B", hp=3, dies_at_zero=True)])
     assert gm_types(state)[:2] == ["gm-check_reaction", "gm-skip-reaction"]
     state, _ = run(state, "check_reaction", skip=True)
     assert gm_types(state)[:2] == ["gm-check_surprise", "gm-skip-surprise"]
@@ -1181,8 +1177,8 @@ def test_the_dm_is_offered_the_current_step_in_every_phase() -> None:
     state, events = run(state, "finish")
     assert state["outcome"] == {"winner": "A", "rounds": 1, "text": "The encounter ends: side A holds the field."}
     assert S.view_for(state, GM)["legal"] == [] and S.outcome(state) == state["outcome"]
-    with pytest.raises(IllegalDeclaration, match="not running"):
-        run(state, "next_round")
+    with pytest.raises(IllegalDeclaration, match="not running"):  # the system's own refusal (the engine's is
+        S.apply(state, {"type": "next_round"}, GM, ScriptedDice([]))  # "this battle has ended")
 
 
 @pytest.mark.parametrize(("casting_time", "spell_goes_off"), [(4, True), (5, False)])

@@ -11,11 +11,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rules.adnd import MORALE_BANDS, PRESETS, WEAPONS, AdndDemonIdol, morale_failure, morale_score
 from rules.core import Viewer
-from rules.dice import ScriptedDice, SeededDice
+from rules.dice import SeededDice
 from rules.errors import IllegalDeclaration, InvalidDeclaration
-from tests.rules.test_adnd import declare, fighter, groups, new_battle, put, run, texts
+from rules.systems.adnd import AdndDemonIdol
+from rules.systems.adnd.combatants import actors
+from rules.systems.adnd.data import MORALE_BANDS, PRESETS, WEAPONS, morale_failure, morale_score
+from tests.rules.test_adnd import RULES, declare, fighter, groups, new_battle, put, run, texts
 
 S = AdndDemonIdol()
 GM = Viewer.gm()
@@ -275,9 +277,8 @@ def test_the_plus_is_in_the_lineup_form_and_the_presets() -> None:
 
 def opened(**monster: Any) -> dict[str, Any]:
     """The opening morale check is next; the parties stand 3 inches apart."""
-    state, _ = S.setup([fighter("hero", hp=30), fighter("gob", "B", **monster), fighter("gob2", "B", hit_dice=20,
-                                                                                    hit_dice_plus=20)],
-                       {}, ScriptedDice([]))
+    state, _ = RULES.start([fighter("hero", hp=30), fighter("gob", "B", **monster), fighter("gob2", "B", hit_dice=20,
+                                                                                    hit_dice_plus=20)])
     for kind in ("check_reaction", "check_surprise"):
         state, _ = run(state, kind, skip=True)
     state, _ = run(state, "check_distance", skip=True, distance=3)
@@ -303,7 +304,7 @@ def test_opening_morale_failure_acts_by_its_band(roll: int, modifier: int, band:
     assert state["declarations"].get("gob", {}).get("kind") == declared
     if band == "surrender":
         assert gob["condition"] == "surrendered"
-        assert "gob" not in S._actors(state)
+        assert "gob" not in actors(state)
         template = next(t for t in S.view_for(state, GM)["legal"] if t.get("combatant") == "hero")
         melee = next(a for a in template["actions"] if a["kind"] == "melee")
         assert [t["id"] for t in melee["targets"]] == ["gob2"]
@@ -417,7 +418,7 @@ def test_property_a_round_never_loses_a_blow_of_a_combatant_still_able_to_act(
     state, _ = run(state, "roll_initiative", list(faces))
     declared = {a["combatant"]: sum(x["attacks"] for x in acts(state, a["combatant"])) for a in state["queue"]}
     assert all(a["status"] == "pending" for a in state["queue"])
-    state, events = S.apply(state, {"type": "resolve_all"}, GM, SeededDice(seed))
+    state, events = RULES.play(state, {"type": "resolve_all"}, dice=SeededDice(seed))
     swung: dict[str, int] = {}
     for e in events:
         if e["type"] in ("attack.hit", "attack.missed"):
@@ -461,7 +462,7 @@ def test_a_winning_archer_who_falls_short_shoots_after_the_losing_sides_blows() 
     state = new_battle([fighter("bow", missile="long_bow", reaction_mod=-2, hp=3, dies_at_zero=True,
                                 controller="seat", seat="s1"), fighter("orc", "B", hp=20)])
     state, _ = declare(state, "orc", "melee", "bow")
-    state, _ = run(state, "roll_order", [1], at=0.0)
+    state, _ = run(state, "roll_order", at=0.0)
     state, _ = declare(state, "bow", "missile", "orc", at=1.0)
     state, _ = run(state, "roll_initiative", [5, 4])  # side A wins, but 5 − 2 = 3 < 4
     assert groups(state) == [["orc"], ["bow"]]

@@ -10,21 +10,23 @@ import pytest
 
 from rules import SeededDice, Viewer, get_system
 from rules.carry_over import carry_over, parse_conditions, parse_effects
-from rules.dice import ScriptedDice
 from rules.errors import InvalidDeclaration
 from tests.rules import test_adnd as adnd_tests
 from tests.rules import test_battles_balances as bb_tests
 from tests.rules import test_eclipse_phase as ep_tests
 from tests.rules import test_phantoms_bane as pb_tests
+from tests.rules.harness import Rules
 
 GM = Viewer.gm()
 
 
-def next_battle(system_id: str, lineup: list[dict[str, Any]], options: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The carried lineup through the system's own validators (as a roster load does), then set up."""
-    system = get_system(system_id)
-    cleaned = system.validate_draft(lineup)
-    state, _ = system.setup(system.validate_lineup(cleaned), options or {}, ScriptedDice([1, 1, 1, 1]))
+def next_battle(system_id: str, lineup: list[dict[str, Any]], options: dict[str, Any] | None = None,
+                faces: list[int] | None = None) -> dict[str, Any]:
+    """The carried lineup through the system's own validators (as a roster load does), then set up
+    rolling exactly ``faces``."""
+    rules = Rules(system_id)
+    cleaned = rules.system.validate_draft(lineup)
+    state, _ = rules.start(rules.system.validate_lineup(cleaned), options, faces=faces or [])
     return state
 
 
@@ -42,7 +44,7 @@ def pb_lineup() -> list[dict[str, Any]]:
 
 def test_phantoms_bane_carries_health_weakening_and_worn_gear() -> None:
     lineup = pb_lineup()
-    state, _ = get_system("phantoms-bane").setup(lineup, {}, ScriptedDice([]))
+    state, _ = Rules("phantoms-bane").start(lineup)
     # the worked example's first three turns: Jharek 2/7 Health, Defence 4/5, axe +2, armour +4/5
     state, _ = pb_tests.turn(state, {"j": "attack", "m": "attack"}, [1, 3, 5, 6, 1])
     state, _ = pb_tests.turn(state, {"j": "defend", "m": "press"}, [2, 6, 5, 3])
@@ -65,7 +67,7 @@ def test_phantoms_bane_carries_health_weakening_and_worn_gear() -> None:
 
 def test_phantoms_bane_destroyed_gear_is_gone_and_the_defeated_are_left_out() -> None:
     lineup = pb_lineup()
-    state, _ = get_system("phantoms-bane").setup(lineup, {}, ScriptedDice([]))
+    state, _ = Rules("phantoms-bane").start(lineup)
     state["combatants"]["j"]["weapon"] = None
     state["combatants"]["j"]["destroyed"].append({"item": "weapon", "name": "Hand Axe", "max_bonus": 3, "turn": 1})
     state["combatants"]["m"].update(health=-1, defeated=True)
@@ -100,7 +102,7 @@ def test_eclipse_phase_carries_damage_wounds_and_knock_down_and_refills_pools() 
     entries, left_out = carry_over(ended(state), ep_lineup())
     assert left_out == []
     assert (entries[1]["damage"], entries[1]["wounds"], entries[1]["conditions"]) == (10, 2, "prone")
-    new = next_battle("eclipse-phase", entries)["combatants"]
+    new = next_battle("eclipse-phase", entries, faces=[1, 1])["combatants"]
     assert (new["d"]["damage"], new["d"]["wounds"], new["d"]["conditions"], new["d"]["state"]) == (10, 2, ["prone"], "ok")
     assert new["a"]["pools"] == {"flex": 1, "vigor": 1}  # refilled
 
@@ -114,7 +116,7 @@ def test_eclipse_phase_knocked_out_survivor_stays_out_and_the_dead_are_left_out(
     assert left_out == ["Dov"] and [e["id"] for e in entries] == ["a"]
     entries, left_out = carry_over(state, ep_lineup(), fallen=True)
     assert left_out == [] and entries[1]["conditions"] == "prone, unconscious"
-    new = next_battle("eclipse-phase", entries)["combatants"]["d"]
+    new = next_battle("eclipse-phase", entries, faces=[1])["combatants"]["d"]  # (Dov, out, rolls no initiative)
     assert new["conditions"] == ["prone", "unconscious"] and new["wounds"] == 4 and new["damage"] == 34
     state["combatants"]["d"].update(state="dead", damage=80)
     entries, left_out = carry_over(state, ep_lineup(), fallen=True)
@@ -181,10 +183,11 @@ def bb_lineup(**overrides: dict[str, Any]) -> list[dict[str, Any]]:
 def test_battles_and_balances_carries_wounds_wear_and_poison_and_resets_action_points() -> None:
     options = {"persistent_effects": True, "armour_wear": True}
     lineup = bb_lineup(prince={"weapon_effect": "poison"}, trooper={"stamina": 20})
-    state, _ = get_system("battles-and-balances").setup(lineup, options, ScriptedDice([]))
+    bb = Rules("battles-and-balances")
+    state, _ = bb.start(lineup, options)
     # the worked example's blows: the prince poisons the trooper, the trooper answers with 13 (8 wounds)
-    state, _ = bb_tests.act(state, bb_tests.attack("vasyl", "trooper"), [1, 7, 8, 3, 12, 4, 5])
-    state, _ = bb_tests.act(state, bb_tests.attack("trooper", "vasyl"), [9, 7, 6, 2])
+    state, _ = bb.play(state, bb_tests.attack("vasyl", "trooper"), faces=[1, 7, 8, 3, 12, 4, 5])
+    state, _ = bb.play(state, bb_tests.attack("trooper", "vasyl"), faces=[9, 7, 6, 2])
     prince, trooper = state["combatants"]["vasyl"], state["combatants"]["trooper"]
     assert prince["wounds"] == 8 and trooper["effects"] == {"poison": 1} and prince["ap"] < prince["ap_max"]
     wear = prince["armour_wear"]
@@ -202,7 +205,7 @@ def test_battles_and_balances_carries_wounds_wear_and_poison_and_resets_action_p
 
 def test_battles_and_balances_a_defeated_character_is_left_out_or_carries_its_wounds_and_starts_out_of_play() -> None:
     lineup = bb_lineup()
-    state, _ = get_system("battles-and-balances").setup(lineup, {}, ScriptedDice([]))
+    state, _ = Rules("battles-and-balances").start(lineup)
     state["combatants"]["vasyl"].update(wounds=20, defeated=True)
     entries, left_out = carry_over(ended(state), lineup)
     assert left_out == ["Prince Vasyl of Ostgrund"] and len(entries) == 1  # the defeated, unless asked for
@@ -226,9 +229,10 @@ def test_olympia_carries_the_men_left_and_noble_health() -> None:
 
     system = get_system("olympia")
     lineup = system.validate_lineup(demo_lineup("olympia"))
-    state, _ = system.setup(lineup, {}, SeededDice("olympia-carry"))
-    state, _ = system.apply(state, {"type": "begin"}, GM, SeededDice("begin"))
-    state, _ = system.apply(state, {"type": "step", "by": "battle"}, GM, SeededDice("fight"))
+    olympia = Rules(system)
+    state, _ = olympia.start(lineup, dice=SeededDice("olympia-carry"))
+    state, _ = olympia.play(state, {"type": "begin"}, dice=SeededDice("begin"))
+    state, _ = olympia.play(state, {"type": "step", "by": "battle"}, dice=SeededDice("fight"))
     assert state["status"] == "ended"
     c3 = state["combatants"]["c3"]
     c3.update(health=60, state="wounded")
@@ -259,7 +263,7 @@ def test_adnd_the_fled_and_the_surrendered_live_and_carry_on() -> None:
 
 def test_a_lineup_changed_since_the_battle_began_is_refused() -> None:
     lineup = pb_lineup()
-    state, _ = get_system("phantoms-bane").setup(lineup, {}, ScriptedDice([]))
+    state, _ = Rules("phantoms-bane").start(lineup)
     with pytest.raises(InvalidDeclaration, match="lineup has changed"):
         carry_over(state, [lineup[0]])
 

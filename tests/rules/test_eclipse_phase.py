@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 from rules import get_system
 from rules.core import Viewer, visible_events
 from rules.dice import ScriptedDice, SeededDice
-from rules.eclipse_phase import (
-    EclipsePhase,
+from rules.errors import IllegalDeclaration, InvalidDeclaration, NotPermitted, RulesError
+from rules.systems.eclipse_phase import EclipsePhase
+from rules.systems.eclipse_phase.rulings import (
     armour_after_piercing,
     cap,
     contest,
@@ -26,9 +27,10 @@ from rules.eclipse_phase import (
     wound_threshold,
     wounds_from,
 )
-from rules.errors import IllegalDeclaration, InvalidDeclaration, NotPermitted, RulesError
+from tests.rules.harness import Rules, types
 
 EP = EclipsePhase()
+RULES = Rules(EP)
 GM = Viewer.gm()
 SPECTATOR = Viewer.spectator()
 JINX_SEAT = Viewer.player("seat-jinx")
@@ -52,39 +54,17 @@ def exhuman(**extra):
                 kinetic_natural=10, weapon1="claws", weapon2="none", weapon3="none", x=20, y=5) | extra
 
 
-def start(lineup, faces, options=None):
-    dice = ScriptedDice(faces)
-    state, events = EP.setup(lineup, options or {}, dice)
-    assert dice.remaining == 0, "setup must use exactly the scripted faces"
-    return state, events
-
-
-def play(state, declaration, viewer, faces=()):
-    dice = ScriptedDice(faces)
-    frozen = copy.deepcopy(state)
-    EP.authorize(state, declaration, viewer)
-    new, events = EP.apply(state, declaration, viewer, dice)
-    assert state == frozen, "apply must not mutate its input"
-    assert dice.remaining == 0, f"unused scripted faces: {dice.faces[dice.position:]}"
-    json.dumps(new)
-    return new, events
-
-
-def types(events):
-    return [e["type"] for e in events]
-
-
 # --- the worked examples ----------------------------------------------------------------------------
 
 
 def test_worked_examples_jinx_and_the_exhuman():
     # initiative: Jinx 9 + 4 = 13, exhuman 8 + 2 = 10: Jinx goes first
-    state, events = start([jinx(), exhuman()], [4, 2])
+    state, events = RULES.start([jinx(), exhuman()], faces=[4, 2])
     assert state["order"] == ["jinx", "exh"] and state["active"] == "jinx"
     assert "round.started" in types(events)
 
     # Step 1: a 3-round burst at the exhuman 10 m away: close range, +0, target 70
-    state, events = play(state, {"type": "attack", "combatant": "jinx", "target": "exh", "weapon": 0,
+    state, events = RULES.play(state, {"type": "attack", "combatant": "jinx", "target": "exh", "weapon": 0,
                                  "mode": "burst", "bonus": "damage"}, JINX_SEAT)
     pending = state["pending"]
     assert pending["target"] == 70 and pending["metres"] == 10
@@ -95,7 +75,7 @@ def test_worked_examples_jinx_and_the_exhuman():
     assert not [t for t in EP.view_for(state, JINX_SEAT)["legal"] if t["type"] == "defend"]
 
     # Step 2-4: the GM dodges with Fray for the exhuman; Jinx rolls 96 (fail), the exhuman 07
-    state, events = play(state, {"type": "defend", "combatant": "exh", "method": "fray"}, GM, [96, 7])
+    state, events = RULES.play(state, {"type": "defend", "combatant": "exh", "method": "fray"}, GM, [96, 7])
     rolled = [e for e in events if e["type"] == "attack.rolled"][0]
     assert [r["faces"] for r in rolled["rolls"]] == [[96], [7]]
     assert state["pending"]["phase"] == "reaction" and state["pending"]["rolls"]["attacker"]["success"] is False
@@ -104,7 +84,7 @@ def test_worked_examples_jinx_and_the_exhuman():
     # Flex after the roll: 96 becomes 69, two superior successes
     spend = [t for t in EP.view_for(state, JINX_SEAT)["legal"] if t["type"] == "spend"][0]
     assert {"pool": "flex", "use": "flip"} in [{k: c[k] for k in ("pool", "use")} for c in spend["choices"]]
-    state, events = play(state, {"type": "spend", "combatant": "jinx", "pool": "flex", "use": "flip"}, JINX_SEAT)
+    state, events = RULES.play(state, {"type": "spend", "combatant": "jinx", "pool": "flex", "use": "flip"}, JINX_SEAT)
     assert state["pending"]["rolls"]["attacker"]["roll"] == 69
     assert state["pending"]["rolls"]["attacker"]["superior"] == 2
     assert state["combatants"]["jinx"]["pools"]["flex"] == 1
@@ -112,7 +92,7 @@ def test_worked_examples_jinx_and_the_exhuman():
     # the GM accepts for the exhuman: 69 beats 07 -> hit; 2d10 (7, 5) + burst 1d10 (5) + 2d6 (1, 3) = 21
     # kinetic armour 10 -> 11 through; Wound Threshold 8 -> one wound; SOM check 75 less that new wound's 10
     # (ruling 6) = 65, rolls 09: stays up
-    state, events = play(state, {"type": "accept", "combatant": "exh"}, GM, [7, 5, 5, 1, 3, 9])
+    state, events = RULES.play(state, {"type": "accept", "combatant": "exh"}, GM, [7, 5, 5, 1, 3, 9])
     assert types(events) == ["roll.accepted", "attack.hit", "damage.dealt", "check.passed"]
     damage = events[2]
     assert damage["data"]["rolled"] == 21 and damage["data"]["armour"] == 10
@@ -123,21 +103,21 @@ def test_worked_examples_jinx_and_the_exhuman():
     assert (ex["damage"], ex["wounds"], ex["wound_threshold"], ex["conditions"]) == (11, 1, 8, [])
 
     # Jinx still has her base move: 8 m away (18 m between them), then ends her turn
-    state, _ = play(state, {"type": "move", "combatant": "jinx", "x": 2, "y": 5}, JINX_SEAT)
+    state, _ = RULES.play(state, {"type": "move", "combatant": "jinx", "x": 2, "y": 5}, JINX_SEAT)
     assert state["turn"]["moved"] == 8
-    state, events = play(state, {"type": "end_turn", "combatant": "jinx"}, JINX_SEAT)
+    state, events = RULES.play(state, {"type": "end_turn", "combatant": "jinx"}, JINX_SEAT)
     assert state["active"] == "exh"
 
     # the exhuman charges with a full move across the distance (17 m to stand next to her)
-    state, _ = play(state, {"type": "move", "combatant": "exh", "x": 3, "y": 5}, GM)
+    state, _ = RULES.play(state, {"type": "move", "combatant": "exh", "x": 3, "y": 5}, GM)
     assert state["turn"]["moved"] == 17
-    state, events = play(state, {"type": "attack", "combatant": "exh", "target": "jinx", "weapon": 0,
+    state, events = RULES.play(state, {"type": "attack", "combatant": "exh", "target": "jinx", "weapon": 0,
                                  "charge": True}, GM)
     assert state["pending"]["target"] == 60  # Melee 80, -10 charge, -10 wound
     assert sorted(m["value"] for m in state["pending"]["mods"]) == [-10, -10]
 
     # Jinx dodges with Fray 60 + superior position 20 = 80; exhuman 07, Jinx 00: critical beats it
-    state, events = play(state, {"type": "defend", "combatant": "jinx", "method": "fray",
+    state, events = RULES.play(state, {"type": "defend", "combatant": "jinx", "method": "fray",
                                  "superior_position": True}, JINX_SEAT, [7, 0])
     assert state["pending"]["defence"]["target"] == 80
     assert state["pending"]["rolls"]["defender"]["critical"] is True
@@ -145,7 +125,7 @@ def test_worked_examples_jinx_and_the_exhuman():
     assert state["pending"]["post"]["defender"]["accepted"] is True
     legal = EP.view_for(state, GM)["legal"]
     assert [t["type"] for t in legal if t.get("combatant") == "exh"] == ["spend", "accept"]
-    state, events = play(state, {"type": "accept", "combatant": "exh"}, GM)
+    state, events = RULES.play(state, {"type": "accept", "combatant": "exh"}, GM)
     assert "attack.missed" in types(events)
     assert state["combatants"]["jinx"]["damage"] == 0
     assert state["last_exchange"]["result"] == "miss"
@@ -164,7 +144,7 @@ def duel(att=None, dfn=None, *, gap=5, options=None):
              weapon2="none", weapon3="none")
     a.update(att or {})
     d.update(dfn or {})
-    state, _ = start([a, d], [1, 1], options)
+    state, _ = RULES.start([a, d], options, faces=[1, 1])
     assert state["active"] == "a"
     return state
 
@@ -174,13 +154,13 @@ SA, SD = Viewer.player("sa"), Viewer.player("sd")
 
 def attack(state, **kw):
     decl = {"type": "attack", "combatant": "a", "target": "d", "weapon": 0, **kw}
-    return play(state, decl, SA)
+    return RULES.play(state, decl, SA)
 
 
 def exchange(state, att_roll, def_roll, damage_faces=(), method="fray", attack_kw=None, defend_kw=None):
     """Attack, defend, both roll, both accept; returns the state and all events after the attack."""
     state, _ = attack(state, **(attack_kw or {}))
-    state, events = play(state, {"type": "defend", "combatant": "d", "method": method, **(defend_kw or {})}, SD,
+    state, events = RULES.play(state, {"type": "defend", "combatant": "d", "method": method, **(defend_kw or {})}, SD,
                          [att_roll, def_roll])
     all_events = list(events)
     for side, viewer in (("attacker", SA), ("defender", SD)):
@@ -189,7 +169,7 @@ def exchange(state, att_roll, def_roll, damage_faces=(), method="fray", attack_k
             other = "defender" if side == "attacker" else "attacker"
             last = p["post"][other]["accepted"]
             faces = damage_faces if last else ()
-            state, events = play(state, {"type": "accept", "combatant": p[side]}, viewer, faces)
+            state, events = RULES.play(state, {"type": "accept", "combatant": p[side]}, viewer, faces)
             all_events += events
     return state, all_events
 
@@ -359,40 +339,40 @@ def test_pool_before_the_roll_gives_20_and_blocks_a_second_point_on_that_test():
     state = duel()
     state, _ = attack(state, pool="vigor")
     assert state["pending"]["target"] == 70
-    state, _ = play(state, {"type": "defend", "combatant": "d", "method": "fray"}, SD, [96, 90])
+    state, _ = RULES.play(state, {"type": "defend", "combatant": "d", "method": "fray"}, SD, [96, 90])
     assert state["combatants"]["a"]["pools"] == {"flex": 1, "vigor": 0}
     assert state["pending"]["post"]["attacker"]["accepted"] is True  # already spent on this test
     assert not [t for t in EP.view_for(state, SA)["legal"] if t["type"] == "spend"]
     with pytest.raises(IllegalDeclaration):
-        play(state, {"type": "spend", "combatant": "a", "pool": "flex", "use": "flip"}, SA)
+        RULES.play(state, {"type": "spend", "combatant": "a", "pool": "flex", "use": "flip"}, SA)
 
 
 def test_defender_flex_flip_can_turn_a_hit_into_a_miss_and_reopens_the_attacker():
     state = duel(dfn={"fray": 80})  # ranged: 40
     state, _ = attack(state)
-    state, _ = play(state, {"type": "defend", "combatant": "d", "method": "fray"}, SD, [30, 52])
+    state, _ = RULES.play(state, {"type": "defend", "combatant": "d", "method": "fray"}, SD, [30, 52])
     assert state["pending"]["standing"] if "standing" in state["pending"] else True
-    state, _ = play(state, {"type": "accept", "combatant": "a"}, SA)
-    state, events = play(state, {"type": "spend", "combatant": "d", "pool": "flex", "use": "flip"}, SD)
+    state, _ = RULES.play(state, {"type": "accept", "combatant": "a"}, SA)
+    state, events = RULES.play(state, {"type": "spend", "combatant": "d", "pool": "flex", "use": "flip"}, SD)
     assert state["pending"]["rolls"]["defender"]["roll"] == 25
     assert events[0]["data"]["standing"] == "hit"  # 30 still beats 25
     # the attacker may answer again now (accepted was reset) and flips 30 -> 03? that is worse; accept instead
     assert state["pending"]["post"]["attacker"]["accepted"] is False
-    state, events = play(state, {"type": "accept", "combatant": "a"}, SA, [2, 2])
+    state, events = RULES.play(state, {"type": "accept", "combatant": "a"}, SA, [2, 2])
     assert "attack.hit" in types(events)
 
 
 def test_upgrade_adds_a_superior_die_and_soften_is_offered_on_a_critical_failure():
     state = duel()
     state, _ = attack(state)
-    state, _ = play(state, {"type": "defend", "combatant": "d", "method": "fray"}, SD, [10, 99])
+    state, _ = RULES.play(state, {"type": "defend", "combatant": "d", "method": "fray"}, SD, [10, 99])
     uses = {c["use"] for c in [t for t in EP.view_for(state, SA)["legal"] if t["type"] == "spend"][0]["choices"]}
     assert uses == {"flip", "upgrade"}
     d_uses = {c["use"] for c in [t for t in EP.view_for(state, SD)["legal"] if t["type"] == "spend"][0]["choices"]}
     assert d_uses == {"soften"}
-    state, _ = play(state, {"type": "spend", "combatant": "d", "pool": "vigor", "use": "soften"}, SD)
+    state, _ = RULES.play(state, {"type": "spend", "combatant": "d", "pool": "vigor", "use": "soften"}, SD)
     assert state["pending"]["rolls"]["defender"]["label"] == "failure"
-    state, events = play(state, {"type": "spend", "combatant": "a", "pool": "flex", "use": "upgrade"}, SA,
+    state, events = RULES.play(state, {"type": "spend", "combatant": "a", "pool": "flex", "use": "upgrade"}, SA,
                          [1, 1, 6, 10])
     dealt = [e for e in events if e["type"] == "damage.dealt"][0]
     assert [r["faces"] for r in dealt["rolls"]] == [[1, 1], [6]]
@@ -430,32 +410,32 @@ def test_player_moves_within_full_move_and_a_full_move_costs_20():
     move = [t for t in EP.view_for(state, SA)["legal"] if t["type"] == "move"][0]
     assert move["max_metres"] == 10 and [1, 11] in move["reachable"] and [12, 1] not in move["reachable"]
     with pytest.raises(IllegalDeclaration):
-        play(state, {"type": "move", "combatant": "a", "x": 12, "y": 1}, SA)
+        RULES.play(state, {"type": "move", "combatant": "a", "x": 12, "y": 1}, SA)
     with pytest.raises(IllegalDeclaration):
-        play(state, {"type": "move", "combatant": "a", "x": 6, "y": 1}, SA)  # Dov stands there
+        RULES.play(state, {"type": "move", "combatant": "a", "x": 6, "y": 1}, SA)  # Dov stands there
     with pytest.raises(NotPermitted):
-        play(state, {"type": "move", "combatant": "d", "x": 7, "y": 1}, SA)
+        RULES.play(state, {"type": "move", "combatant": "d", "x": 7, "y": 1}, SA)
     with pytest.raises(IllegalDeclaration):
-        play(state, {"type": "move", "combatant": "d", "x": 7, "y": 1}, SD)  # not its turn
-    state, _ = play(state, {"type": "move", "combatant": "a", "x": 1, "y": 7}, SA)  # 6 m: full move
+        RULES.play(state, {"type": "move", "combatant": "d", "x": 7, "y": 1}, SD)  # not its turn
+    state, _ = RULES.play(state, {"type": "move", "combatant": "a", "x": 1, "y": 7}, SA)  # 6 m: full move
     state, _ = attack(state)
     assert {"label": "full move", "value": -20} in state["pending"]["mods"]
 
 
 def test_gm_places_any_token_anywhere_without_using_its_move():
     state = duel()
-    state, _ = play(state, {"type": "move", "combatant": "d", "x": 20, "y": 10}, GM)
+    state, _ = RULES.play(state, {"type": "move", "combatant": "d", "x": 20, "y": 10}, GM)
     assert (state["combatants"]["d"]["x"], state["combatants"]["d"]["y"]) == (20, 10)
     assert state["turn"]["moved"] == 0
     with pytest.raises(IllegalDeclaration):
-        play(state, {"type": "move", "combatant": "d", "x": 99, "y": 1}, GM)
+        RULES.play(state, {"type": "move", "combatant": "d", "x": 99, "y": 1}, GM)
 
 
 def test_melee_needs_reach_and_charge_needs_a_move():
     state = duel(gap=6)
     with pytest.raises(IllegalDeclaration, match="out of reach"):
         attack(state, weapon=1)
-    state, _ = play(state, {"type": "move", "combatant": "a", "x": 6, "y": 1}, SA)  # 5 m: a full move
+    state, _ = RULES.play(state, {"type": "move", "combatant": "a", "x": 6, "y": 1}, SA)  # 5 m: a full move
     state, _ = attack(state, weapon=1, charge=True, aggressive=True, bonus="accuracy")
     labels = {m["label"]: m["value"] for m in state["pending"]["mods"]}
     assert labels == {"charging": -10, "aggressive melee": 10}
@@ -469,8 +449,8 @@ def test_aggressive_attacker_defends_at_minus_ten_until_its_next_turn():
     state = duel(gap=1, dfn={"guns": 50})
     state, _ = exchange(state, 80, 90, attack_kw={"weapon": 1, "aggressive": True})
     assert state["combatants"]["a"]["aggressive"] is True
-    state, _ = play(state, {"type": "end_turn", "combatant": "a"}, SA)
-    state, _ = play(state, {"type": "attack", "combatant": "d", "target": "a", "weapon": 0}, SD)
+    state, _ = RULES.play(state, {"type": "end_turn", "combatant": "a"}, SA)
+    state, _ = RULES.play(state, {"type": "attack", "combatant": "d", "target": "a", "weapon": 0}, SD)
     defend = [t for t in EP.view_for(state, SA)["legal"] if t["type"] == "defend"][0]
     assert [(m["method"], m["target"]) for m in defend["methods"]] == [("melee", 50), ("fray", 40)]  # Fray only
 
@@ -518,62 +498,62 @@ def test_full_defence_and_wounds_and_traumas_on_the_defence():
 
 def test_full_defence_is_a_complex_action_that_lasts_until_the_next_turn():
     state = duel()
-    state, _ = play(state, {"type": "full_defence", "combatant": "a"}, SA)
+    state, _ = RULES.play(state, {"type": "full_defence", "combatant": "a"}, SA)
     with pytest.raises(IllegalDeclaration):
         attack(state)
-    state, _ = play(state, {"type": "end_turn", "combatant": "a"}, SA)
+    state, _ = RULES.play(state, {"type": "end_turn", "combatant": "a"}, SA)
     assert state["combatants"]["a"]["full_defence"] is True
-    state, _ = play(state, {"type": "end_turn", "combatant": "d"}, SD, [1, 1])  # next action turn
+    state, _ = RULES.play(state, {"type": "end_turn", "combatant": "d"}, SD, [1, 1])  # next action turn
     assert state["active"] == "a" and state["combatants"]["a"]["full_defence"] is False
 
 
 def test_quick_aim_and_careful_aim():
     state = duel()
-    s1, _ = play(state, {"type": "aim", "combatant": "a", "target": "d"}, SA)
+    s1, _ = RULES.play(state, {"type": "aim", "combatant": "a", "target": "d"}, SA)
     s1, _ = attack(s1)
     assert {"label": "aimed", "value": 10} in s1["pending"]["mods"]
-    s2, _ = play(state, {"type": "aim", "combatant": "a", "target": "d", "complex": True}, SA)
+    s2, _ = RULES.play(state, {"type": "aim", "combatant": "a", "target": "d", "complex": True}, SA)
     with pytest.raises(IllegalDeclaration):
         attack(s2)
-    s2, _ = play(s2, {"type": "end_turn", "combatant": "a"}, SA)
-    s2, _ = play(s2, {"type": "end_turn", "combatant": "d"}, SD, [1, 1])
+    s2, _ = RULES.play(s2, {"type": "end_turn", "combatant": "a"}, SA)
+    s2, _ = RULES.play(s2, {"type": "end_turn", "combatant": "d"}, SD, [1, 1])
     s2, _ = attack(s2)
     assert {"label": "aimed", "value": 30} in s2["pending"]["mods"]
 
 
 def test_surprised_defender_cannot_defend_and_the_attack_rolls_at_once():
     state = duel()
-    state, events = play(state, {"type": "condition", "combatant": "d", "condition": "surprised", "on": True}, GM)
+    state, events = RULES.play(state, {"type": "condition", "combatant": "d", "condition": "surprised", "on": True}, GM)
     assert EP.view_for(state, SPECTATOR)["combatants"][1]["markers"] == ["surprised (cannot defend)"]
     # 80 fails against 50: no pool point can save it except a flip to 08, which Ava declines
-    state, events = play(state, {"type": "attack", "combatant": "a", "target": "d", "weapon": 0}, SA, [80])
+    state, events = RULES.play(state, {"type": "attack", "combatant": "a", "target": "d", "weapon": 0}, SA, [80])
     assert "defence.skipped" in types(events) and state["pending"]["rolls"]["defender"] is None
     assert list(state["pending"]["post"]) == ["attacker"]
-    state, events = play(state, {"type": "accept", "combatant": "a"}, SA)
+    state, events = RULES.play(state, {"type": "accept", "combatant": "a"}, SA)
     assert "attack.missed" in types(events)
 
 
 def test_gm_free_modifier_with_a_label():
     state = duel()
-    state, _ = play(state, {"type": "modifier", "combatant": "a", "label": "slippery floor", "value": -15,
+    state, _ = RULES.play(state, {"type": "modifier", "combatant": "a", "label": "slippery floor", "value": -15,
                             "applies": "attack"}, GM)
     state, _ = attack(state)
     assert {"label": "slippery floor", "value": -15, "gm": True} in state["pending"]["mods"]
     assert state["pending"]["target"] == 35
-    state, _ = play(state, {"type": "modifier", "combatant": "a", "label": "cover", "value": -10}, GM)
+    state, _ = RULES.play(state, {"type": "modifier", "combatant": "a", "label": "cover", "value": -10}, GM)
     assert state["pending"]["target"] == 25
     with pytest.raises(NotPermitted):
         EP.authorize(state, {"type": "modifier", "combatant": "a", "label": "x", "value": 5}, SA)
     with pytest.raises(InvalidDeclaration):
-        play(state, {"type": "modifier", "combatant": "a", "label": "", "value": 5}, GM)
-    state, _ = play(state, {"type": "defend", "combatant": "d"}, SD, [90, 90])
+        RULES.play(state, {"type": "modifier", "combatant": "a", "label": "", "value": 5}, GM)
+    state, _ = RULES.play(state, {"type": "defend", "combatant": "d"}, SD, [90, 90])
     assert state["combatants"]["a"]["modifiers"] == []  # used up
 
 
 def test_cancel_attack_gives_the_action_back():
     state = duel()
     state, _ = attack(state)
-    state, events = play(state, {"type": "cancel_attack", "combatant": "a"}, SA)
+    state, events = RULES.play(state, {"type": "cancel_attack", "combatant": "a"}, SA)
     assert state["pending"] is None and state["turn"]["complex_used"] is False
     assert EP.is_checkpoint(state)
 
@@ -585,7 +565,7 @@ def test_initiative_ties_go_to_the_higher_score_then_a_roll_off():
     a = base(id="a", name="A", side="A", initiative=10, x=0, y=0)
     b = base(id="b", name="B", side="B", initiative=8, x=5, y=0)
     c = base(id="c", name="C", side="B", initiative=8, x=6, y=0)
-    state, events = start([a, b, c], [1, 3, 3, 2, 5])  # totals 11, 11, 11; B and C roll off 2 vs 5
+    state, events = RULES.start([a, b, c], faces=[1, 3, 3, 2, 5])  # totals 11, 11, 11; B and C roll off 2 vs 5
     assert state["order"] == ["a", "c", "b"]
     assert state["initiative"]["c"]["tiebreak"] == [5]
     assert [r["faces"] for r in events[1]["rolls"]] == [[1], [3], [3], [2], [5]]
@@ -594,8 +574,8 @@ def test_initiative_ties_go_to_the_higher_score_then_a_roll_off():
 def test_wounds_lower_initiative():
     state = duel()
     state["combatants"]["a"]["wounds"] = 2
-    state, _ = play(state, {"type": "end_turn", "combatant": "a"}, SA)
-    state, _ = play(state, {"type": "end_turn", "combatant": "d"}, SD, [3, 6])
+    state, _ = RULES.play(state, {"type": "end_turn", "combatant": "a"}, SA)
+    state, _ = RULES.play(state, {"type": "end_turn", "combatant": "d"}, SD, [3, 6])
     assert state["initiative"]["a"] == {"score": 18, "roll": 3, "total": 21, "tiebreak": []}
 
 
@@ -603,9 +583,9 @@ def test_incapacitated_combatants_lose_their_turns():
     a = base(id="a", name="A", side="A", initiative=10, x=0, y=0)
     b = base(id="b", name="B", side="B", initiative=9, x=5, y=0)
     c = base(id="c", name="C", side="B", initiative=5, x=6, y=0)
-    state, _ = start([a, b, c], [1, 1, 1])
+    state, _ = RULES.start([a, b, c], faces=[1, 1, 1])
     state["combatants"]["b"]["state"] = "incapacitated"
-    state, _ = play(state, {"type": "end_turn", "combatant": "a"}, GM)
+    state, _ = RULES.play(state, {"type": "end_turn", "combatant": "a"}, GM)
     assert state["active"] == "c"
 
 
@@ -622,14 +602,14 @@ def test_roles_are_enforced_for_the_exchange():
     with pytest.raises(NotPermitted):  # the attacker's player cannot defend for the target
         EP.authorize(state, {"type": "defend", "combatant": "d", "method": "fray"}, SA)
     with pytest.raises(IllegalDeclaration):  # nor can anyone defend for the attacker
-        play(state, {"type": "defend", "combatant": "a", "method": "fray"}, SA)
+        RULES.play(state, {"type": "defend", "combatant": "a", "method": "fray"}, SA)
     with pytest.raises(IllegalDeclaration):  # nothing else happens while the attack waits
-        play(state, {"type": "end_turn", "combatant": "a"}, SA)
+        RULES.play(state, {"type": "end_turn", "combatant": "a"}, SA)
     assert [t["type"] for t in EP.view_for(state, SD)["legal"]] == ["defend"]
     assert [t["type"] for t in EP.view_for(state, SA)["legal"]] == ["cancel_attack"]
     assert EP.view_for(state, SPECTATOR)["legal"] == []
     # the GM answers for an absent player
-    state, events = play(state, {"type": "defend", "combatant": "d", "method": "fray"}, GM, [50, 50])
+    state, events = RULES.play(state, {"type": "defend", "combatant": "d", "method": "fray"}, GM, [50, 50])
     assert "attack.rolled" in types(events)
 
 
@@ -646,7 +626,7 @@ def test_spectators_and_other_seats_see_only_a_coarse_health_bar():
     assert (owner["damage"], owner["durability"], owner["pools"]["flex"]) == (12, 40, 1)
     gm = [c for c in EP.view_for(state, GM)["combatants"] if c["id"] == "d"][0]
     assert gm["damage"] == 12 and gm["death_rating"] == 60
-    state, events = play(state, {"type": "reveal", "on": True}, GM)
+    state, events = RULES.play(state, {"type": "reveal", "on": True}, GM)
     spectator_d = [c for c in EP.view_for(state, SPECTATOR)["combatants"] if c["id"] == "d"][0]
     assert spectator_d["damage"] == 12 and "fray" not in spectator_d
     assert "seed" not in json.dumps(state)
@@ -655,9 +635,9 @@ def test_spectators_and_other_seats_see_only_a_coarse_health_bar():
 def test_every_event_reaches_everyone_in_words_written_for_them():
     """The table hears every step of an exchange; the target numbers, skills and pools in its words
     only reach those who see that combatant's numbers (its player and the GM)."""
-    state, events = start([jinx(), exhuman()], [4, 2])
-    state, ev1 = play(state, {"type": "attack", "combatant": "jinx", "target": "exh", "weapon": 0}, JINX_SEAT)
-    state, ev2 = play(state, {"type": "defend", "combatant": "exh"}, GM, [20, 50])
+    state, events = RULES.start([jinx(), exhuman()], faces=[4, 2])
+    state, ev1 = RULES.play(state, {"type": "attack", "combatant": "jinx", "target": "exh", "weapon": 0}, JINX_SEAT)
+    state, ev2 = RULES.play(state, {"type": "defend", "combatant": "exh"}, GM, [20, 50])
     everything = events + ev1 + ev2
     for e in everything:
         assert e["text"] and "." in e["type"]
@@ -675,23 +655,23 @@ def test_every_event_reaches_everyone_in_words_written_for_them():
 def test_malformed_declarations_name_the_field():
     state = duel()
     with pytest.raises(InvalidDeclaration, match="unknown declaration"):
-        play(state, {"type": "teleport", "combatant": "a"}, GM)
+        RULES.play(state, {"type": "teleport", "combatant": "a"}, GM)
     with pytest.raises(InvalidDeclaration, match="target"):
-        play(state, {"type": "attack", "combatant": "a", "weapon": 0}, SA)
+        RULES.play(state, {"type": "attack", "combatant": "a", "weapon": 0}, SA)
     with pytest.raises(InvalidDeclaration, match="weapon"):
-        play(state, {"type": "attack", "combatant": "a", "target": "d", "weapon": 9}, SA)
+        RULES.play(state, {"type": "attack", "combatant": "a", "target": "d", "weapon": 9}, SA)
     with pytest.raises(InvalidDeclaration, match="mode"):
-        play(state, {"type": "attack", "combatant": "a", "target": "d", "weapon": 0, "mode": "laser"}, SA)
+        RULES.play(state, {"type": "attack", "combatant": "a", "target": "d", "weapon": 0, "mode": "laser"}, SA)
     with pytest.raises(InvalidDeclaration, match="x"):
-        play(state, {"type": "move", "combatant": "a", "x": "far", "y": 1}, SA)
+        RULES.play(state, {"type": "move", "combatant": "a", "x": "far", "y": 1}, SA)
     with pytest.raises(InvalidDeclaration, match="called_shot"):
-        play(state, {"type": "attack", "combatant": "a", "target": "d", "weapon": 0, "called_shot": "yes"}, SA)
+        RULES.play(state, {"type": "attack", "combatant": "a", "target": "d", "weapon": 0, "called_shot": "yes"}, SA)
     with pytest.raises(IllegalDeclaration, match="itself"):
-        play(state, {"type": "attack", "combatant": "a", "target": "a", "weapon": 0}, SA)
+        RULES.play(state, {"type": "attack", "combatant": "a", "target": "a", "weapon": 0}, SA)
     with pytest.raises(IllegalDeclaration, match="Flex"):
         s = copy.deepcopy(state)
         s["combatants"]["a"]["pools"]["flex"] = 0
-        play(s, {"type": "attack", "combatant": "a", "target": "d", "weapon": 0, "pool": "flex"}, SA)
+        RULES.play(s, {"type": "attack", "combatant": "a", "target": "d", "weapon": 0, "pool": "flex"}, SA)
 
 
 def test_stat_form_presets_and_registry():
@@ -720,7 +700,7 @@ def test_custom_weapon_is_armed():
 def test_checkpoints_are_turn_starts():
     state = duel()
     assert EP.is_checkpoint(state)
-    moved, _ = play(state, {"type": "move", "combatant": "a", "x": 1, "y": 2}, SA)
+    moved, _ = RULES.play(state, {"type": "move", "combatant": "a", "x": 1, "y": 2}, SA)
     assert not EP.is_checkpoint(moved)
     pending, _ = attack(state)
     assert not EP.is_checkpoint(pending)
@@ -752,7 +732,7 @@ def four_computers():
 
 def run_to_the_end(seed):
     dice = SeededDice(seed)
-    state, events = EP.setup(four_computers(), {}, dice)
+    state, events = RULES.start(four_computers(), dice=dice)
     return state, events
 
 
@@ -768,8 +748,8 @@ def test_computer_fight_runs_to_the_end_and_replays_from_its_seed():
 
 def test_computer_defends_when_a_player_attacks_it():
     lineup = [jinx(), {**exhuman(), "controller": "computer"}]
-    state, _ = start(lineup, [4, 2])
-    state, events = play(state, {"type": "attack", "combatant": "jinx", "target": "exh", "weapon": 0}, JINX_SEAT,
+    state, _ = RULES.start(lineup, faces=[4, 2])
+    state, events = RULES.play(state, {"type": "attack", "combatant": "jinx", "target": "exh", "weapon": 0}, JINX_SEAT,
                          [20, 50])
     assert "defence.declared" in types(events) and state["pending"]["phase"] == "reaction"
 
@@ -824,16 +804,16 @@ def test_a_whole_exchange_never_breaks_the_state(att, dfn, d6s, weapon, mode, po
 
 
 def test_a_combatant_handed_to_the_computer_acts_when_the_gm_advances():
-    state, _ = start([jinx(), exhuman()], [4, 2])
+    state, _ = RULES.start([jinx(), exhuman()], faces=[4, 2])
     state, _ = EP.assign(state, "jinx", "computer", None)
     assert any(t["type"] == "advance" for t in EP.view_for(state, GM)["legal"])
     with pytest.raises(NotPermitted):
         EP.authorize(state, {"type": "advance"}, JINX_SEAT)
-    state, events = play(state, {"type": "advance"}, GM)
+    state, events = RULES.play(state, {"type": "advance"}, GM)
     assert "attack.declared" in types(events) and state["pending"]["phase"] == "defence"
     assert not any(t["type"] == "advance" for t in EP.view_for(state, GM)["legal"])
     with pytest.raises(IllegalDeclaration):
-        play(state, {"type": "advance"}, GM)
+        RULES.play(state, {"type": "advance"}, GM)
 
 
 def test_blind_attack_with_a_miss_chance_instead_of_the_penalty():
@@ -848,7 +828,7 @@ def test_blind_attack_with_a_miss_chance_instead_of_the_penalty():
 
 def test_gm_corrects_damage_and_wounds():
     state = duel()
-    state, events = play(state, {"type": "adjust", "combatant": "d", "damage": 45, "wounds": 3}, GM)
+    state, events = RULES.play(state, {"type": "adjust", "combatant": "d", "damage": 45, "wounds": 3}, GM)
     assert state["combatants"]["d"]["state"] == "incapacitated" and state["status"] == "ended"
     assert "incapacitated" in events[0]["text"]
     # the damage total reaches the GM and Dov's player only
@@ -858,7 +838,7 @@ def test_gm_corrects_damage_and_wounds():
     with pytest.raises(NotPermitted):
         EP.authorize(duel(), {"type": "adjust", "combatant": "d", "damage": 0, "wounds": 0}, SD)
     with pytest.raises(InvalidDeclaration):
-        play(duel(), {"type": "adjust", "combatant": "d", "damage": -1, "wounds": 0}, GM)
+        RULES.play(duel(), {"type": "adjust", "combatant": "d", "damage": -1, "wounds": 0}, GM)
 
 
 def test_event_texts_read_well():
@@ -870,13 +850,13 @@ def test_event_texts_read_well():
 
 def test_setup_checks_the_lineup_and_the_grid():
     with pytest.raises(InvalidDeclaration, match="both sides"):
-        EP.setup([jinx(), {**exhuman(), "side": "A"}], {}, ScriptedDice([1, 1]))
+        RULES.start([jinx(), {**exhuman(), "side": "A"}], faces=[1, 1])
     with pytest.raises(InvalidDeclaration, match="off the grid"):
-        EP.setup([jinx(), exhuman(x=30)], {}, ScriptedDice([1, 1]))
+        RULES.start([jinx(), exhuman(x=30)], faces=[1, 1])
     with pytest.raises(InvalidDeclaration, match="already taken"):
-        EP.setup([jinx(), exhuman(x=10)], {}, ScriptedDice([1, 1]))
+        RULES.start([jinx(), exhuman(x=10)], faces=[1, 1])
     # automatic placement: side A on the left, side B on the right, no square shared
-    state, _ = start([jinx(x=-1, y=-1), exhuman(x=-1, y=-1), {**exhuman(x=-1, y=-1), "id": "e2"}], [1, 2, 3])
+    state, _ = RULES.start([jinx(x=-1, y=-1), exhuman(x=-1, y=-1), {**exhuman(x=-1, y=-1), "id": "e2"}], faces=[1, 2, 3])
     squares = {(c["x"], c["y"]) for c in state["combatants"].values()}
     assert len(squares) == 3 and state["combatants"]["jinx"]["x"] < state["combatants"]["exh"]["x"]
 
@@ -916,7 +896,7 @@ def test_random_legal_play_keeps_every_invariant(seed):
     lineup[1].update(controller="seat", seat="s2")
     lineup[2]["controller"] = "gm"
     dice = SeededDice(f"walk-{seed}")
-    state, _ = EP.setup(lineup, {}, dice)
+    state, _ = RULES.start(lineup, dice=dice)
     viewers = [GM, Viewer.player("s1"), Viewer.player("s2")]
     for _ in range(80):
         if state["status"] != "active":
@@ -993,7 +973,7 @@ def test_targets_list_the_foes_first_the_nearest_first_and_mark_each_ally():
     foes first, the nearest of them first, then the ally, marked, so no page decides who is whose."""
     guard = jinx(id="guard", name="Guard", controller="gm", seat=None, initiative=20, x=11, y=5)
     near, far = exhuman(id="near", name="Near", initiative=10, x=14, y=5), exhuman(id="far", name="Far", x=22, y=5)
-    state, _ = start([jinx(initiative=30), guard, near, far], [1, 1, 1, 1])
+    state, _ = RULES.start([jinx(initiative=30), guard, near, far], faces=[1, 1, 1, 1])
     legal = {t["type"]: t for t in EP.view_for(state, JINX_SEAT)["legal"] if t.get("combatant") == "jinx"}
     assert [(t["id"], t["ally"]) for t in legal["attack"]["targets"]] == [("near", False), ("far", False), ("guard", True)]
     assert [(t["id"], t["ally"]) for t in legal["aim"]["targets"]] == [("near", False), ("far", False), ("guard", True)]

@@ -9,19 +9,21 @@ decide the order exactly as the board's faces would.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import pytest
 
 from rules.core import Viewer
 from rules.dice import ScriptedDice
-from rules.eclipse_phase import INITIATIVE_DUE, EclipsePhase
 from rules.errors import IllegalDeclaration, NotPermitted
 from rules.physical import HAND, apply_declaration, check_entry, dice_view, pending, resume
+from rules.systems.eclipse_phase import EclipsePhase
+from rules.systems.eclipse_phase.data import INITIATIVE_DUE
+from tests.rules.harness import Rules
 from tests.rules.test_eclipse_phase import base
 
 EP = EclipsePhase()
+RULES = Rules(EP)
 GM, SPECTATOR = Viewer.gm(), Viewer.spectator()
 SA, SD = Viewer.player("sa"), Viewer.player("sd")
 ROLL = {"type": "roll_initiative"}
@@ -43,30 +45,12 @@ def guard(**extra: Any) -> dict[str, Any]:
 
 
 def setup(lineup: list[dict[str, Any]], who_rolls: str | None, faces: list[int] = ()) -> tuple[dict[str, Any], list]:
-    dice = ScriptedDice(faces)
-    options = {} if who_rolls is None else {"who_rolls": who_rolls}
-    state, events = EP.setup(lineup, options, dice)
-    assert dice.remaining == 0, "setup must use exactly the scripted faces"
-    return state, events
+    return RULES.start(lineup, {} if who_rolls is None else {"who_rolls": who_rolls}, faces=faces)
 
 
 def roll_initiative(state: dict[str, Any], typed: list[tuple[Viewer, list[int]]], board: list[int] = ()):
     """The GM's roll_initiative, then each prompt's faces typed by the given viewer (checked as the server does)."""
-    frozen = copy.deepcopy(state)
-    EP.authorize(state, ROLL, GM)
-    state_now, events = apply_declaration(EP, state, ROLL, GM, ScriptedDice(board))
-    assert state == frozen, "apply must not mutate its input"
-    needs = []
-    typed = list(typed)
-    while pending(state_now) is not None:
-        needs.append(pending(state_now)["need"])
-        assert typed, f"an unexpected prompt: {needs[-1]}"
-        typist, faces = typed.pop(0)
-        entry = check_entry(state_now, typist, faces)
-        dice = ScriptedDice(board)
-        state_now, events = resume(EP, state_now, entry, dice)
-    assert not typed, "some typed faces were not asked for"
-    return state_now, events, needs
+    return RULES.typed(state, ROLL, GM, typed, board)
 
 
 # --- the board rolls everything: nothing changes ----------------------------------------------------

@@ -8,16 +8,17 @@ aims that helped bursts, the "close" band past a short weapon's range, and failu
 from __future__ import annotations
 
 import copy
-import json
 
 import pytest
 
 from rules.core import Viewer
-from rules.dice import ScriptedDice
-from rules.eclipse_phase import EclipsePhase, judge, range_band, result_words, superior_failure_degree
 from rules.errors import IllegalDeclaration
+from rules.systems.eclipse_phase import EclipsePhase
+from rules.systems.eclipse_phase.rulings import judge, range_band, result_words, superior_failure_degree
+from tests.rules.harness import Rules
 
 EP = EclipsePhase()
+RULES = Rules(EP)
 GM = Viewer.gm()
 SA, SD = Viewer.player("sa"), Viewer.player("sd")
 
@@ -40,37 +41,24 @@ def dov(**extra):
                 weapon2="medium_pistol", weapon3="none") | extra
 
 
-def start(lineup, faces=(1, 1), options=None):
-    dice = ScriptedDice(list(faces))
-    state, _ = EP.setup(lineup, options or {}, dice)
-    assert dice.remaining == 0
-    return state
-
-
-def play(state, declaration, viewer, faces=()):
-    dice = ScriptedDice(list(faces))
-    frozen = copy.deepcopy(state)
-    EP.authorize(state, declaration, viewer)
-    new, events = EP.apply(state, declaration, viewer, dice)
-    assert state == frozen, "apply must not mutate its input"
-    assert dice.remaining == 0, f"unused scripted faces: {dice.faces[dice.position:]}"
-    json.dumps(new)
-    return new, events
+def start(lineup, faces=(1, 1)):
+    """Ava first: the initiative faces (1, 1) unless the test says otherwise."""
+    return RULES.start(lineup, faces=faces)[0]
 
 
 def attack(state, **kw):
-    return play(state, {"type": "attack", "combatant": "a", "target": "d", "weapon": 0, **kw}, SA)
+    return RULES.play(state, {"type": "attack", "combatant": "a", "target": "d", "weapon": 0, **kw}, SA)
 
 
 def pistol_hit(state, attack_roll, damage_faces, som_roll):
     """Ava shoots Dov with the pistol (2d10); Dov dodges and rolls 90 (a failure); both accept."""
     state, _ = attack(state)
-    state, _ = play(state, {"type": "defend", "combatant": "d", "method": "fray"}, SD, [attack_roll, 90])
+    state, _ = RULES.play(state, {"type": "defend", "combatant": "d", "method": "fray"}, SD, [attack_roll, 90])
     events = []
     if not state["pending"]["post"]["attacker"]["accepted"]:
-        state, ev = play(state, {"type": "accept", "combatant": "a"}, SA)
+        state, ev = RULES.play(state, {"type": "accept", "combatant": "a"}, SA)
         events += ev
-    state, ev = play(state, {"type": "accept", "combatant": "d"}, SD, [*damage_faces, som_roll])
+    state, ev = RULES.play(state, {"type": "accept", "combatant": "d"}, SD, [*damage_faces, som_roll])
     return state, events + ev
 
 
@@ -155,7 +143,7 @@ def melee_duel(gap, **att):
 @pytest.mark.parametrize("move_to", [2, 4, 5])  # 1, 3 and 4 m: within the 4 m base move
 def test_a_charge_after_no_more_than_the_base_move_is_refused(move_to):
     state = melee_duel(5)
-    state, _ = play(state, {"type": "move", "combatant": "a", "x": move_to, "y": 1}, SA)
+    state, _ = RULES.play(state, {"type": "move", "combatant": "a", "x": move_to, "y": 1}, SA)
     atk = [t for t in EP.view_for(state, SA)["legal"] if t["type"] == "attack"][0]
     assert "charge" not in [o["name"] for o in atk["options"]] and atk["full_move"] is False
     state = copy.deepcopy(state)
@@ -168,7 +156,7 @@ def test_a_charge_after_no_more_than_the_base_move_is_refused(move_to):
 
 def test_a_charge_after_a_full_move_takes_minus_ten_and_adds_a_d6():
     state = melee_duel(6)
-    state, _ = play(state, {"type": "move", "combatant": "a", "x": 6, "y": 1}, SA)  # 5 m > 4 m base move
+    state, _ = RULES.play(state, {"type": "move", "combatant": "a", "x": 6, "y": 1}, SA)  # 5 m > 4 m base move
     atk = [t for t in EP.view_for(state, SA)["legal"] if t["type"] == "attack"][0]
     assert "charge" in [o["name"] for o in atk["options"]] and atk["full_move"] is True
     state, _ = attack(state, weapon=1, charge=True)
@@ -196,21 +184,21 @@ def test_the_computer_charges_exactly_when_a_person_could(gap, charges):
 def test_an_aggressive_attacker_keeps_its_melee_parry_and_loses_10_on_fray():
     state = melee_duel(1, fray=60)
     state, _ = attack(state, weapon=1, aggressive=True)
-    state, _ = play(state, {"type": "defend", "combatant": "d", "method": "melee"}, SD, [80, 95])
-    state, _ = play(state, {"type": "accept", "combatant": "a"}, SA)
-    state, _ = play(state, {"type": "accept", "combatant": "d"}, SD)  # 80 > Melee 50: Ava misses
+    state, _ = RULES.play(state, {"type": "defend", "combatant": "d", "method": "melee"}, SD, [80, 95])
+    state, _ = RULES.play(state, {"type": "accept", "combatant": "a"}, SA)
+    state, _ = RULES.play(state, {"type": "accept", "combatant": "d"}, SD)  # 80 > Melee 50: Ava misses
     assert state["last_exchange"]["result"] == "miss" and state["combatants"]["a"]["aggressive"] is True
-    state, _ = play(state, {"type": "end_turn", "combatant": "a"}, SA)
+    state, _ = RULES.play(state, {"type": "end_turn", "combatant": "a"}, SA)
     # Dov strikes back with his knife: Ava may parry at Melee 50 or dodge at Fray 60 - 10
-    state, _ = play(state, {"type": "attack", "combatant": "d", "target": "a", "weapon": 0}, SD)
+    state, _ = RULES.play(state, {"type": "attack", "combatant": "d", "target": "a", "weapon": 0}, SD)
     methods = {m["method"]: m for m in [t for t in EP.view_for(state, SA)["legal"] if t["type"] == "defend"][0]
                                         ["methods"]}
     assert methods["melee"]["target"] == 50 and methods["melee"]["mods"] == []
     assert methods["fray"]["target"] == 50
     assert methods["fray"]["mods"] == [{"label": "own aggressive attack", "value": -10}]
     # against a shot it dodges with half Fray (30), less 10
-    state, _ = play(state, {"type": "cancel_attack", "combatant": "d"}, SD)
-    state, _ = play(state, {"type": "attack", "combatant": "d", "target": "a", "weapon": 1}, SD)
+    state, _ = RULES.play(state, {"type": "cancel_attack", "combatant": "d"}, SD)
+    state, _ = RULES.play(state, {"type": "attack", "combatant": "d", "target": "a", "weapon": 1}, SD)
     ranged = [t for t in EP.view_for(state, SA)["legal"] if t["type"] == "defend"][0]["methods"]
     assert [(m["method"], m["target"]) for m in ranged] == [("fray", 20)]
 
@@ -226,11 +214,11 @@ def three():
 @pytest.mark.parametrize("careful", [False, True])
 def test_an_aim_refuses_burst_or_full_automatic_fire_at_its_target(careful):
     state = three()
-    state, _ = play(state, {"type": "aim", "combatant": "a", "target": "d", "complex": careful}, SA)
+    state, _ = RULES.play(state, {"type": "aim", "combatant": "a", "target": "d", "complex": careful}, SA)
     if careful:  # the careful aim is ready on Ava's next turn
-        state, _ = play(state, {"type": "end_turn", "combatant": "a"}, SA)
-        state, _ = play(state, {"type": "end_turn", "combatant": "e"}, Viewer.player("se"))
-        state, _ = play(state, {"type": "end_turn", "combatant": "d"}, SD, [1, 1, 2])
+        state, _ = RULES.play(state, {"type": "end_turn", "combatant": "a"}, SA)
+        state, _ = RULES.play(state, {"type": "end_turn", "combatant": "e"}, Viewer.player("se"))
+        state, _ = RULES.play(state, {"type": "end_turn", "combatant": "d"}, SD, [1, 1, 2])
         assert state["active"] == "a"
     bonus = 30 if careful else 10
     with pytest.raises(IllegalDeclaration, match="only with single shots"):
@@ -240,7 +228,7 @@ def test_an_aim_refuses_burst_or_full_automatic_fire_at_its_target(careful):
     atk = [t for t in EP.view_for(state, SA)["legal"] if t["type"] == "attack"][0]
     assert atk["aim"]["target"] == "d" and atk["aim"]["modes"] == ["single"] and atk["aim"]["bonus"] == bonus
     # a burst at someone else is fine, and the aim stays out of it
-    burst, _ = play(state, {"type": "attack", "combatant": "a", "target": "e", "weapon": 0, "mode": "burst"}, SA)
+    burst, _ = RULES.play(state, {"type": "attack", "combatant": "a", "target": "e", "weapon": 0, "mode": "burst"}, SA)
     assert "aimed" not in {m["label"] for m in burst["pending"]["mods"]}
     single, _ = attack(state)
     assert {"label": "aimed", "value": bonus} in single["pending"]["mods"]
@@ -254,7 +242,7 @@ def test_a_combatant_without_a_gun_cannot_aim():
     state = start([ava(weapon1="claws", weapon2="none", weapon3="none"), dov()])
     assert "aim" not in [t["type"] for t in EP.view_for(state, SA)["legal"]]
     with pytest.raises(IllegalDeclaration, match="single shots"):
-        play(state, {"type": "aim", "combatant": "a", "target": "d"}, SA)
+        RULES.play(state, {"type": "aim", "combatant": "a", "target": "d"}, SA)
 
 
 # --- EP-8: past its own range a weapon takes the beyond-range penalties, even within 10 m ---------------
@@ -322,7 +310,7 @@ def test_a_failed_som_check_names_its_degree():
 def test_an_attack_records_the_degree_but_its_text_ignores_it():
     state = start([ava(), dov()])
     state, _ = attack(state)
-    state, events = play(state, {"type": "defend", "combatant": "d", "method": "fray"}, SD, [60, 10])
+    state, events = RULES.play(state, {"type": "defend", "combatant": "d", "method": "fray"}, SD, [60, 10])
     rolled = the(events, "attack.rolled")
     assert rolled["data"]["attack"]["superior_failures"] == 1  # 60 over Guns 50
     assert "60 against 50: failure." in rolled["text"]
@@ -331,8 +319,8 @@ def test_an_attack_records_the_degree_but_its_text_ignores_it():
 def test_softening_a_critical_failure_leaves_a_plain_failure_without_degree():
     state = start([ava(), dov()])
     state, _ = attack(state)
-    state, _ = play(state, {"type": "defend", "combatant": "d", "method": "fray"}, SD, [10, 99])
-    state, _ = play(state, {"type": "spend", "combatant": "d", "pool": "vigor", "use": "soften"}, SD)
+    state, _ = RULES.play(state, {"type": "defend", "combatant": "d", "method": "fray"}, SD, [10, 99])
+    state, _ = RULES.play(state, {"type": "spend", "combatant": "d", "pool": "vigor", "use": "soften"}, SD)
     assert state["pending"]["rolls"]["defender"]["superior_failures"] == 0
 
 

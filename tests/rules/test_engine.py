@@ -160,7 +160,7 @@ def test_assign_is_the_systems_assign_with_the_commands_dice_and_the_gms_alone()
     # the computer chooses at once for the combatant it now plays, with the command's dice
     made = engine.step(pb, state, Command("assign", {"combatant": "j", "controller": "computer", "seat": None}, GM), ScriptedDice([50]),
                        seed=SEED)
-    new_state, events = pb.assign(copy.deepcopy(state), "j", "computer", None, ScriptedDice([50]))
+    new_state, events = engine.assign(pb, copy.deepcopy(state), "j", "computer", None, ScriptedDice([50]))
     same(made, (new_state, with_reveal("active", new_state["status"], list(events), SEED), pb.is_checkpoint(new_state)))
     assert made.record == {"type": "assign", "combatant": "j", "controller": "computer", "seat": None}
     with pytest.raises(NotPermitted, match="only the GM"):
@@ -275,3 +275,44 @@ def test_no_rule_system_names_a_declaration_like_a_board_command() -> None:
 
     for system in available_systems():
         assert system.declarations and not set(system.declarations) & engine.RESERVED, system.id
+
+
+# --- the computer's declarations (RuleSystem.computer_choice) -------------------------------------
+class Ticks(RuleSystem):
+    """Each declaration rolls a d6; the computer declares "bot" until ``until`` rolls are made."""
+
+    id = name = "ticks"
+
+    def __init__(self, until: int) -> None:
+        self.until = until
+
+    def setup(self, lineup: Any, options: Any, dice: DiceSource) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        bot = {"name": "Bot", "controller": "computer", "seat": None}
+        return {"status": "active", "ticks": [], "combatants": {"bot": bot}}, [event("battle.started", "Go.")]
+
+    def apply(self, state: Any, declaration: Any, viewer: Viewer, dice: DiceSource) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        roll = dice.roll(1, 6, declaration["type"])
+        new = {**state, "ticks": [*state["ticks"], [declaration["type"], viewer.role, roll.total]]}
+        return new, [event("die.rolled", f"{declaration['type']}: {roll.total}.", rolls=[roll])]
+
+    def computer_choice(self, state: Any, declaration: Any, events: Any) -> dict[str, Any] | None:
+        assert events and events[-1]["type"] in ("battle.started", "die.rolled")  # what was just applied made them
+        return {"type": "bot"} if len(state["ticks"]) < self.until else None
+
+
+def test_the_computer_declares_after_the_command_with_its_dice_as_the_gm() -> None:
+    state = {"status": "active", "ticks": [], "combatants": {"me": {"name": "Me", "controller": "seat", "seat": "s1"}}}
+    made = engine.step(Ticks(3), state, Command("roll", {"combatant": "me"}, Viewer.player("s1")), ScriptedDice([4, 5, 6]),
+                       seed=SEED)
+    assert made.state["ticks"] == [["roll", "player", 4], ["bot", "gm", 5], ["bot", "gm", 6]]
+    assert [e["text"] for e in made.events] == ["roll: 4.", "bot: 5.", "bot: 6."]
+    assert RuleSystem().computer_choice({}, None, []) is None  # a system without a computer player
+
+
+def test_the_computer_plays_after_the_setup_and_stops_at_the_limit_for_the_gm() -> None:
+    state, events = engine.start(Ticks(2), [], {}, ScriptedDice([1, 2]))
+    assert state["ticks"] == [["bot", "gm", 1], ["bot", "gm", 2]] and len(events) == 3
+    made = engine.step(Ticks(10_000), state, Command("roll", {}, GM), ScriptedDice([3] * (engine.COMPUTER_LIMIT + 1)), seed=SEED)
+    assert len(made.state["ticks"]) == 2 + 1 + engine.COMPUTER_LIMIT
+    assert (made.events[-1]["type"], made.events[-1]["text"], made.events[-1]["visibility"]) == (
+        "turn.stalled", engine.COMPUTER_STOPPED, "gm")

@@ -14,11 +14,12 @@ from typing import Any
 import pytest
 
 from rules import Viewer, engine, get_system
-from rules.adnd import WEAPONS, parse_dice
-from rules.dice import ScriptedDice
 from rules.errors import IllegalDeclaration, InvalidDeclaration, NotPermitted
+from rules.systems.adnd.data import WEAPONS, parse_dice
+from tests.rules.harness import Rules
 
 ADND = get_system("adnd")
+RULES = Rules(ADND)
 GM = Viewer.gm()
 PRESETS = {p["name"]: p for p in ADND.presets()}
 
@@ -29,7 +30,7 @@ def encounter(**changes: dict[str, Any]) -> dict[str, Any]:
         {**PRESETS["Thief (2nd level)"], "id": "t", "side": "A", "controller": "seat", "seat": "s2", **changes.get("t", {})},
         {**PRESETS["Bugbear"], "id": "b", "side": "B", **changes.get("b", {})},
     ]
-    state, _ = ADND.setup(lineup, {}, ScriptedDice([]))
+    state, _ = RULES.start(lineup)
     return state
 
 

@@ -15,10 +15,11 @@ from typing import Any
 import pytest
 
 from rules import Viewer, engine, get_system
-from rules.dice import ScriptedDice
 from rules.errors import IllegalDeclaration, InvalidDeclaration, NotPermitted
+from tests.rules.harness import Rules
 
 BB = get_system("battles-and-balances")
+RULES = Rules(BB)
 GM = Viewer.gm()
 
 
@@ -29,7 +30,7 @@ def fighter(cid: str, side: str, x: int, **stats: Any) -> dict[str, Any]:
 
 
 def battle(a: dict[str, Any], b: dict[str, Any], **options: Any) -> dict[str, Any]:
-    state, _ = BB.setup([a, b], options, ScriptedDice([]))
+    state, _ = RULES.start([a, b], options)
     return state
 
 
@@ -146,7 +147,7 @@ def test_static_check_against_the_text() -> None:
     want = sum((p for t, p in six.items() if t + 3 >= 23), Fraction(0))
     assert Fraction(answer["outcomes"][0]["fraction"]) == want
     # the system's own float for a check agrees
-    from rules.battles_balances import chance_at_least
+    from rules.systems.battles_balances import chance_at_least
 
     assert abs(answer["outcomes"][0]["p"] - chance_at_least(6, 6, 20)) < 1e-12
 

@@ -17,10 +17,11 @@ from typing import Any
 import pytest
 
 from rules import Viewer, engine, get_system
-from rules.dice import ScriptedDice
 from rules.errors import IllegalDeclaration, InvalidDeclaration, NotPermitted
+from tests.rules.harness import Rules
 
 EP = get_system("eclipse-phase")
+RULES = Rules(EP)
 GM = Viewer.gm()
 PRESETS = {p["name"]: p for p in EP.presets()}
 
@@ -30,7 +31,7 @@ def battle(**changes: Any) -> dict[str, Any]:
     stalker = {**PRESETS["Exhuman stalker"], "id": "x", "side": "B", "x": 3, "y": 0, "controller": "seat", "seat": "s2"}
     jinx.update(changes.get("jinx", {}))
     stalker.update(changes.get("stalker", {}))
-    state, _ = EP.setup([jinx, stalker], {}, ScriptedDice([6, 1]))
+    state, _ = RULES.start([jinx, stalker], faces=[6, 1])
     assert state["active"] == "j"
     return state
 

@@ -9,10 +9,11 @@ from typing import Any
 import pytest
 
 from rules import SeededDice, Viewer, engine, get_system
-from rules.dice import ScriptedDice
 from rules.errors import IllegalDeclaration, InvalidDeclaration
+from tests.rules.harness import Rules
 
 OLYMPIA = get_system("olympia")
+RULES = Rules(OLYMPIA)
 GM = Viewer.gm()
 
 
@@ -21,7 +22,7 @@ def battle(a: dict[str, Any], b: dict[str, Any], **options: Any) -> dict[str, An
         {"name": "Lord Ash", "id": "a", "side": "A", "leader": True, **a},
         {"name": "Lady Birch", "id": "b", "side": "B", "leader": True, "controller": "seat", "seat": "s2", **b},
     ]
-    state, _ = OLYMPIA.setup(lineup, options, ScriptedDice([]))
+    state, _ = RULES.start(lineup, options)
     return state
 
 
@@ -29,13 +30,13 @@ def fought_here(state: dict[str, Any], n: int) -> tuple[dict[str, int], list[int
     """Independent runs: each battle its own seeded dice, "fight to the end" until it ends."""
     wins = {"A": 0, "B": 0, None: 0}
     losses_a = []
-    start, _ = OLYMPIA.apply(state, {"type": "begin"}, GM, ScriptedDice([]))
+    start, _ = RULES.play(state, {"type": "begin"})
     men_a = sum(sum(c["troops"].values()) for c in start["combatants"].values() if c["side"] == "A")
     for i in range(n):
         current = start
         dice = SeededDice(f"independent-{i}")
         while current["status"] == "active":
-            current, _ = OLYMPIA.apply(current, {"type": "step", "by": "battle"}, GM, dice)
+            current, _ = RULES.play(current, {"type": "step", "by": "battle"}, dice=dice)
         wins[current["outcome"]["winner"]] += 1
         losses_a.append(men_a - sum(sum(c["troops"].values()) for c in current["combatants"].values() if c["side"] == "A"))
     return wins, losses_a
@@ -106,9 +107,24 @@ def test_bad_questions() -> None:
 
 
 def test_a_large_army_gets_fewer_battles_so_one_question_stays_short() -> None:
-    from rules.odds.olympia import WORK_BUDGET
+    from rules.systems.olympia.odds import WORK_BUDGET
 
     state = battle({"soldier": 40_000}, {"soldier": 40_000})
     answer = engine.odds(OLYMPIA, state, GM, {"battles": 1000})
     assert answer["requested"] == 1000 and answer["battles"] == WORK_BUDGET // 80_002 < 1000
     assert "note" in answer and all(o["n"] == answer["battles"] for o in answer["outcomes"])
+
+
+def test_a_smaller_share_of_the_work_fights_fewer_battles_and_says_so() -> None:
+    from rules.odds.common import set_simulation_share
+    from rules.systems.olympia.odds import WORK_BUDGET
+
+    state = battle({"soldier": 400}, {"soldier": 400})
+    set_simulation_share(0.01)
+    try:
+        answer = engine.odds(OLYMPIA, state, GM, {"battles": 1000})
+    finally:
+        set_simulation_share(1.0)
+    assert answer["battles"] == int(min(1000, WORK_BUDGET // 802) * 0.01) == 10
+    assert "note" in answer and all(o["n"] == answer["battles"] for o in answer["outcomes"])
+    assert engine.odds(OLYMPIA, state, GM, {"battles": 1000})["battles"] == 1000  # the whole work again

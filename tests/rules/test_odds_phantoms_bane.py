@@ -16,10 +16,11 @@ from typing import Any
 import pytest
 
 from rules import Viewer, engine, get_system
-from rules.dice import ScriptedDice
 from rules.errors import IllegalDeclaration, InvalidDeclaration, NotPermitted
+from tests.rules.harness import Rules
 
 PB = get_system("phantoms-bane")
+RULES = Rules(PB)
 OPTIONS = ("press", "attack", "defend", "run_away")
 
 
@@ -43,7 +44,9 @@ def fighter(cid: str, side: str, **stats: Any) -> dict[str, Any]:
 
 
 def duel(a: dict[str, Any], b: dict[str, Any], **options: Any) -> dict[str, Any]:
-    state, _ = PB.setup([a, b], options, ScriptedDice([50] * 4))
+    """The duel set up: a computer's first choice rolls a d100 (50) at the start, nothing else does."""
+    computers = sum(c.get("controller") == "computer" for c in (a, b))
+    state, _ = RULES.start([a, b], options, faces=[50] * computers)
     return state
 
 
@@ -253,7 +256,7 @@ def test_leak_contract_the_foes_pending_choice_and_hidden_values_change_nothing(
     temperaments = ("cowardly", "steady", "reckless")
     for i, choice in enumerate((None, *OPTIONS)):
         blocked = i % 2 == 1
-        state = PB.apply(base, {"type": "set_escape", "possible": not blocked}, Viewer.gm(), ScriptedDice([]))[0]
+        state = RULES.play(base, {"type": "set_escape", "possible": not blocked}, Viewer.gm())[0]
         state["choices"]["b"] = choice
         state["chosen_by"]["b"] = "computer" if choice else None
         state["combatants"]["b"]["temperament"] = temperaments[i % 3]

@@ -1,6 +1,6 @@
 """Olympia mass battles: the troop table, rows, phases, caps, structures, break points and options.
 
-Scripted battles follow the dice order documented in rules/olympia.py: per attacking side (A first)
+Scripted battles follow the dice order documented in rules/systems/olympia/__init__.py: per attacking side (A first)
 the capping keys, then one target pick per attack, then the hit rolls grouped by (attacker group,
 target slot); after both sides the noble wound rolls and the siege damage rolls.
 """
@@ -19,24 +19,16 @@ from hypothesis import strategies as st
 from rules.core import Viewer, visible_events
 from rules.dice import ScriptedDice, SeededDice
 from rules.errors import IllegalDeclaration, InvalidDeclaration, NotPermitted
-from rules.olympia import (
-    KIND,
-    Attackers,
-    Olympia,
-    Slot,
-    _attack,
-    _defence,
-    _defence4,
-    _fire,
-    _missile4,
-    break_threshold,
-    combat_value,
-)
 from rules.registry import get_system
+from rules.systems.olympia import Olympia, army, break_threshold, combat_value, phase
+from rules.systems.olympia.army import Attackers, Slot
+from rules.systems.olympia.data import KIND
+from tests.rules.harness import Rules, of_type
 
 GM = Viewer.gm()
 SPECTATOR = Viewer.spectator()
 SYSTEM = Olympia()
+RULES = Rules(SYSTEM)
 
 
 def noble(cid: str, side: str, **stats: object) -> dict[str, object]:
@@ -44,22 +36,17 @@ def noble(cid: str, side: str, **stats: object) -> dict[str, object]:
 
 
 def start(lineup: list[dict[str, object]], options: dict[str, object] | None = None, begin: bool = True):
-    state, events = SYSTEM.setup(lineup, options or {}, ScriptedDice([]))
+    """The battle set up, and begun unless ``begin`` is False (no dice either way)."""
+    state, events = RULES.start(lineup, options)
     if begin:
-        state, more = SYSTEM.apply(state, {"type": "begin"}, GM, ScriptedDice([]))
+        state, more = RULES.play(state, {"type": "begin"})
         events += more
     return state, events
 
 
 def step(state, faces, by: str = "phase"):
-    dice = ScriptedDice(faces)
-    new, events = SYSTEM.apply(state, {"type": "step", "by": by}, GM, dice)
-    assert dice.remaining == 0, f"{dice.remaining} scripted faces were not used"
-    return new, events
-
-
-def of_type(events, kind: str):
-    return [e for e in events if e["type"] == kind]
+    """One step of the battle (a phase, a round or the whole battle), rolling exactly ``faces``."""
+    return RULES.play(state, {"type": "step", "by": by}, faces=faces)
 
 
 def troops(state, cid: str) -> dict[str, int]:
@@ -228,13 +215,13 @@ def test_noble_is_covered_by_his_men_and_the_leader_is_last() -> None:
         noble("guarded", "A", soldier=1),
         noble("foe", "B", soldier=3),
     ])
-    slots = SYSTEM._slots(state, "A")
+    slots = army.slots(state, "A")
     exposed = {s.unit for s in slots if s.what == "noble" and s.exposed}
     assert exposed == {"vassal"}
     # the leader alone in the front row may be struck
     state["combatants"]["vassal"]["state"] = "wounded"
     state["combatants"]["guarded"]["behind"] = 1
-    exposed = {s.unit for s in SYSTEM._slots(state, "A") if s.what == "noble" and s.exposed}
+    exposed = {s.unit for s in army.slots(state, "A") if s.what == "noble" and s.exposed}
     assert exposed == {"lead"}
 
 
@@ -271,8 +258,8 @@ def test_an_empty_front_row_advances_at_the_start() -> None:
 
 def test_missile_troops_in_the_front_row_only_fight_in_melee() -> None:
     state, _ = start([noble("osswid", "A", archer=2), noble("brennan", "B", soldier=1)])
-    assert not SYSTEM._has_missile(state, "A")
-    melee = SYSTEM._melee_attackers(state, "A")
+    assert not army.has_missile(state, "A")
+    melee = army.melee_attackers(state, "A")
     assert melee.counts == [1, 2] and melee.a4 == [320, 4]
 
 
@@ -298,7 +285,7 @@ def test_cap_chooses_the_attackers_with_the_smallest_keys() -> None:
     targets = [Slot("men", "t", "soldier", 1, 0)]
     state = {"options": {"terrain": "plain"}, "sides": {"A": {"structure": None}, "B": {"structure": None}}, "combatants": {}}
     # cap 1: knight 3 holds the smallest key -> one attack by a knight (18:1 against a soldier: 1-19, 18 hits)
-    result = _fire(att, targets, 1, state, "A", ScriptedDice([9, 8, 7, 1, 0, 18]), "test")
+    result = phase.fire(att, targets, 1, state, "A", ScriptedDice([9, 8, 7, 1, 0, 18]), "test")
     assert result["attacks"] == 1 and result["hits"] == 1
     assert [r["purpose"] for r in result["rolls"]] == [
         "who of 4 may strike (1 do)", "target picks among 1", "knights against soldiers (hit on 18 or less): 1 of 1 hit",
@@ -309,7 +296,7 @@ def test_cap_chooses_the_attackers_with_the_smallest_keys() -> None:
 def test_missile_attacks_are_capped_at_the_firing_sides_front_row() -> None:
     state, _ = start([noble("osswid", "A", soldier=1), noble("bows", "A", behind=2, archer=50), noble("brennan", "B", soldier=30)])
     seeded = SeededDice("caps")
-    state, events = SYSTEM.apply(state, {"type": "step", "by": "phase"}, GM, seeded)
+    state, events = RULES.play(state, {"type": "step", "by": "phase"}, dice=seeded)
     strike = of_type(events, "phase.resolved")[0]["data"]["strikes"][0]
     assert strike["attacks"] == 1 and strike["capped"] == 50  # Osswid, covered by his soldier, does not count
 
@@ -326,15 +313,15 @@ def test_pikemen_double_against_knights_cavaliers_paladins_only() -> None:
     pikes = Slot("men", "p", "pikeman", 10, 0)
     st_ = _state()
     for mounted in ("knight", "cavalier", "paladin"):
-        assert _defence4(pikes, mounted, st_, "B") == 4 * 40
+        assert army.defence4(pikes, mounted, st_, "B") == 4 * 40
     for other in ("horse_archer", "soldier", "noble", None):
-        assert _defence4(pikes, other, st_, "B") == 4 * 20
+        assert army.defence4(pikes, other, st_, "B") == 4 * 20
 
 
 def test_pirates_triple_aboard_a_ship() -> None:
     pirate = KIND["pirate"]
-    assert (_attack(pirate, {}, True), _defence(pirate, {}, True)) == (30, 30)
-    assert (_attack(pirate, {}, False), _defence(pirate, {}, False)) == (10, 10)
+    assert (army.attack(pirate, {}, True), army.defence(pirate, {}, True)) == (30, 30)
+    assert (army.attack(pirate, {}, False), army.defence(pirate, {}, False)) == (10, 10)
     state, _ = start([noble("osswid", "A", pirate=10), noble("brennan", "B", soldier=1)], {"structure_a": "galley"})
     assert SYSTEM.view_for(state, SPECTATOR)["sides"]["A"]["start_total"] == 160 + 10 * 60
     state, _ = start([noble("osswid", "A", pirate=10), noble("brennan", "B", soldier=1)], {"structure_a": "tower"})
@@ -344,26 +331,26 @@ def test_pirates_triple_aboard_a_ship() -> None:
 @pytest.mark.parametrize("terrain, expected", [("sea", (25, 40, 130)), ("swamp", (25, 40, 130)), ("plain", (75, 90, 180)), ("forest", (75, 90, 180))])
 def test_mounted_troops_lose_fifty_at_sea_and_in_a_swamp(terrain: str, expected: tuple[int, int, int]) -> None:
     opts = {"terrain": terrain}
-    assert tuple(_attack(KIND[k], opts, False) for k in ("cavalier", "knight", "paladin")) == expected
-    assert tuple(_defence(KIND[k], opts, False) for k in ("cavalier", "knight", "paladin")) == expected
-    assert _attack(KIND["horse_archer"], opts, False) == 1
+    assert tuple(army.attack(KIND[k], opts, False) for k in ("cavalier", "knight", "paladin")) == expected
+    assert tuple(army.defence(KIND[k], opts, False) for k in ("cavalier", "knight", "paladin")) == expected
+    assert army.attack(KIND["horse_archer"], opts, False) == 1
 
 
 @pytest.mark.parametrize("terrain, factor", [("city", 1.25), ("forest", 1.5), ("mountain", 2), ("swamp", 0.75), ("plain", 1)])
 def test_terrain_defence_multiplies_the_attacked_side_only(terrain: str, factor: float) -> None:
     soldiers = Slot("men", "s", "soldier", 4, 0)
     on = _state(terrain=terrain, terrain_defence=True)
-    assert _defence4(soldiers, "soldier", on, "B") == 4 * 5 * factor
-    assert _defence4(soldiers, "soldier", on, "A") == 4 * 5
-    assert _defence4(soldiers, "soldier", _state(terrain=terrain), "B") == 4 * 5
+    assert army.defence4(soldiers, "soldier", on, "B") == 4 * 5 * factor
+    assert army.defence4(soldiers, "soldier", on, "A") == 4 * 5
+    assert army.defence4(soldiers, "soldier", _state(terrain=terrain), "B") == 4 * 5
 
 
 def test_weather_wind_halves_and_rain_grounds_bows() -> None:
-    assert _missile4(KIND["archer"], {"weather": "wind"}) == 70  # 17.5 x 4
-    assert _missile4(KIND["archer"], {"weather": "rain"}) == 0
-    assert _missile4(KIND["horse_archer"], {"weather": "rain"}) == 0
-    assert _missile4(KIND["elite_archer"], {"weather": "rain"}) == 0
-    assert _missile4(KIND["heavy_crossbowman"], {"weather": "rain"}) == 300
+    assert army.missile4(KIND["archer"], {"weather": "wind"}) == 70  # 17.5 x 4
+    assert army.missile4(KIND["archer"], {"weather": "rain"}) == 0
+    assert army.missile4(KIND["horse_archer"], {"weather": "rain"}) == 0
+    assert army.missile4(KIND["elite_archer"], {"weather": "rain"}) == 0
+    assert army.missile4(KIND["heavy_crossbowman"], {"weather": "rain"}) == 300
     state, _ = start([noble("osswid", "A", soldier=1), noble("bows", "A", behind=1, archer=1), noble("brennan", "B", soldier=1)], {"weather": "wind"})
     view = SYSTEM.view_for(state, SPECTATOR)
     assert view["sides"]["A"]["start_total"] == 160 + 10 + 160 + 18.5
@@ -373,7 +360,7 @@ def test_weather_wind_halves_and_rain_grounds_bows() -> None:
     missile = of_type(events, "phase.resolved")[0]
     assert [r["dice"] for r in missile["rolls"]] == ["1×0-0", "1d9"]
     rainy, _ = start([noble("osswid", "A", soldier=1), noble("bows", "A", behind=1, archer=5), noble("brennan", "B", soldier=1)], {"weather": "rain"})
-    assert not SYSTEM._has_missile(rainy, "A")
+    assert not army.has_missile(rainy, "A")
 
 
 # --- structures -------------------------------------------------------------------------------------------
@@ -395,20 +382,20 @@ def test_structure_is_one_more_target_and_shelters_its_men() -> None:
     assert state["sides"]["B"]["structure"]["destroyed"]
     assert troops(state, "brennan") == {"soldier": 1}
     # no longer a target and no longer a shelter
-    slots = SYSTEM._slots(state, "B")
+    slots = army.slots(state, "B")
     assert all(s.what != "structure" and not s.sheltered for s in slots)
 
 
 def test_structure_defence_is_added_for_the_first_men_only() -> None:
     state, _ = start([noble("osswid", "A", soldier=1), noble("brennan", "B", soldier=120)], {"structure_b": "tower"})
-    slots = SYSTEM._slots(state, "B")
+    slots = army.slots(state, "B")
     sheltered = sum(s.count for s in slots if s.sheltered)
     assert sheltered == 100  # Brennan and 99 soldiers
     men = [s for s in slots if s.what == "men"]
     assert [(s.count, s.sheltered) for s in men] == [(99, True), (21, False)]
-    assert _defence4(men[0], "soldier", state, "B") == 4 * 25
-    assert _defence4(men[1], "soldier", state, "B") == 4 * 5
-    assert _defence4(slots[-1], "soldier", state, "B") == 4 * 20  # the tower itself
+    assert army.defence4(men[0], "soldier", state, "B") == 4 * 25
+    assert army.defence4(men[1], "soldier", state, "B") == 4 * 5
+    assert army.defence4(slots[-1], "soldier", state, "B") == 4 * 20  # the tower itself
 
 
 def test_plain_hits_on_a_structure_do_one_damage_each() -> None:
@@ -424,9 +411,9 @@ def test_plain_hits_on_a_structure_do_one_damage_each() -> None:
 
 def test_special_attacks_reach_the_back_rows() -> None:
     state, _ = start([noble("osswid", "A"), noble("lead", "B", soldier=1), noble("bows", "B", behind=1, archer=1)], begin=False)
-    state, events = SYSTEM.apply(state, {"type": "add_special", "side": "A", "name": "Bolt", "attacks": 1, "rating": 100, "reach": "any", "rounds": 1}, GM, ScriptedDice([]))
+    state, events = RULES.play(state, {"type": "add_special", "side": "A", "name": "Bolt", "attacks": 1, "rating": 100, "reach": "any", "rounds": 1})
     assert of_type(events, "special.added")
-    state, _ = SYSTEM.apply(state, {"type": "begin"}, GM, ScriptedDice([]))
+    state, _ = RULES.play(state, {"type": "begin"})
     # B's slots: Lead, soldier, Bows, archer -> pick 3 (the archer); 100:1 -> 1-101, 50 hits
     state, events = step(state, [3, 50])
     report = of_type(events, "phase.resolved")[0]
@@ -435,33 +422,33 @@ def test_special_attacks_reach_the_back_rows() -> None:
     assert state["specials"][0]["used"] == 1
     assert state["next_phase"] == "missile"
     # used up: the next round has no special phase
-    assert not SYSTEM._active_specials(state)
+    assert not army.active_specials(state)
 
 
 def test_special_attacks_go_in_random_order_from_the_library() -> None:
     state, _ = start([noble("osswid", "A"), noble("lead", "B", soldier=5)], begin=False)
     for preset in ("fireball", "giant"):
-        state, _ = SYSTEM.apply(state, {"type": "add_special", "preset": preset, "side": "A"}, GM, ScriptedDice([]))
-    state, _ = SYSTEM.apply(state, {"type": "begin"}, GM, ScriptedDice([]))
+        state, _ = RULES.play(state, {"type": "add_special", "preset": preset, "side": "A"})
+    state, _ = RULES.play(state, {"type": "begin"})
     assert [s["name"] for s in state["specials"]] == ["Fireball spell", "Rampaging giant"]
-    new, events = SYSTEM.apply(state, {"type": "step", "by": "phase"}, GM, SeededDice("order"))
+    new, events = RULES.play(state, {"type": "step", "by": "phase"}, dice=SeededDice("order"))
     whos = [s["who"] for s in of_type(events, "phase.resolved")[0]["data"]["strikes"]]
     assert sorted(whos) == ["Fireball spell", "Rampaging giant"]
     # scripted keys decide the order: the giant's key is smaller
     # giant: 5 picks of the soldiers, 200:5 -> 1-41, all miss; fireball: 10 picks of slot 1 (the soldiers), 1-21, all miss
     dice = ScriptedDice([9, 3] + [0] * 5 + [41] * 5 + [1] * 10 + [21] * 10)
-    new, events = SYSTEM.apply(state, {"type": "step", "by": "phase"}, GM, dice)
+    new, events = RULES.play(state, {"type": "step", "by": "phase"}, dice=dice)
     whos = [s["who"] for s in of_type(events, "phase.resolved")[0]["data"]["strikes"]]
     assert whos == ["Rampaging giant", "Fireball spell"]
     with pytest.raises(InvalidDeclaration, match="unknown special attack"):
-        SYSTEM.apply(state, {"type": "add_special", "preset": "meteor", "side": "A"}, GM, ScriptedDice([]))
+        RULES.play(state, {"type": "add_special", "preset": "meteor", "side": "A"})
 
 
 def test_remove_special() -> None:
     state, _ = start([noble("osswid", "A"), noble("lead", "B")], begin=False)
-    state, _ = SYSTEM.apply(state, {"type": "add_special", "preset": "dragon_fire", "side": "B"}, GM, ScriptedDice([]))
+    state, _ = RULES.play(state, {"type": "add_special", "preset": "dragon_fire", "side": "B"})
     sid = state["specials"][0]["id"]
-    state, events = SYSTEM.apply(state, {"type": "remove_special", "special": sid}, GM, ScriptedDice([]))
+    state, events = RULES.play(state, {"type": "remove_special", "special": sid})
     assert state["specials"] == [] and of_type(events, "special.removed")
 
 
@@ -505,11 +492,11 @@ def test_deployment_moves_rows_and_sets_break_points() -> None:
         noble("bows", "A", controller="seat", seat="s2", archer=5),
         noble("brennan", "B", soldier=5),
     ]
-    state, _ = SYSTEM.setup(lineup, {"break_point_a": 30}, ScriptedDice([]))
+    state, _ = RULES.start(lineup, {"break_point_a": 30})
     assert state["status"] == "setup" and state["sides"]["A"]["break_point"] == 30
     p2 = Viewer.player("s2")
     SYSTEM.authorize(state, {"type": "set_behind", "combatant": "bows", "behind": 2}, p2)
-    state, events = SYSTEM.apply(state, {"type": "set_behind", "combatant": "bows", "behind": 2}, p2, ScriptedDice([]))
+    state, events = RULES.play(state, {"type": "set_behind", "combatant": "bows", "behind": 2}, p2)
     assert state["combatants"]["bows"]["behind"] == 2 and "back row 2" in events[0]["text"]
     with pytest.raises(NotPermitted):
         SYSTEM.authorize(state, {"type": "set_behind", "combatant": "osswid", "behind": 1}, p2)
@@ -517,38 +504,38 @@ def test_deployment_moves_rows_and_sets_break_points() -> None:
         SYSTEM.authorize(state, {"type": "set_break_point", "combatant": "bows", "break_point": 10}, p2)
     p1 = Viewer.player("s1")
     SYSTEM.authorize(state, {"type": "set_break_point", "combatant": "osswid", "break_point": 70}, p1)
-    state, _ = SYSTEM.apply(state, {"type": "set_break_point", "combatant": "osswid", "break_point": 70}, p1, ScriptedDice([]))
-    state, _ = SYSTEM.apply(state, {"type": "set_break_point", "side": "B", "break_point": 0}, GM, ScriptedDice([]))
+    state, _ = RULES.play(state, {"type": "set_break_point", "combatant": "osswid", "break_point": 70}, p1)
+    state, _ = RULES.play(state, {"type": "set_break_point", "side": "B", "break_point": 0})
     with pytest.raises(InvalidDeclaration, match="at most 100"):
-        SYSTEM.apply(state, {"type": "set_break_point", "side": "B", "break_point": 101}, GM, ScriptedDice([]))
+        RULES.play(state, {"type": "set_break_point", "side": "B", "break_point": 101})
     with pytest.raises(IllegalDeclaration, match="stack leader"):
-        SYSTEM.apply(state, {"type": "set_break_point", "combatant": "bows", "break_point": 10}, GM, ScriptedDice([]))
-    state, _ = SYSTEM.apply(state, {"type": "set_structure", "side": "A", "structure": "castle", "damage": 10}, GM, ScriptedDice([]))
+        RULES.play(state, {"type": "set_break_point", "combatant": "bows", "break_point": 10})
+    state, _ = RULES.play(state, {"type": "set_structure", "side": "A", "structure": "castle", "damage": 10})
     assert state["sides"]["A"]["structure"] == {"kind": "castle", "damage": 10, "destroyed": False}
     for who in (p1, p2):
         with pytest.raises(NotPermitted):
             SYSTEM.authorize(state, {"type": "begin", "combatant": "osswid"}, who)
-    state, _ = SYSTEM.apply(state, {"type": "begin"}, GM, ScriptedDice([]))
+    state, _ = RULES.play(state, {"type": "begin"})
     total_a = 160 + 5 * 10 + 160 + 5 * 36
     assert state["sides"]["A"]["threshold2"] == 2 * (total_a * 70 // 100)
     assert state["sides"]["B"]["threshold2"] == 0
     with pytest.raises(IllegalDeclaration, match="before the battle begins"):
-        SYSTEM.apply(state, {"type": "set_behind", "combatant": "bows", "behind": 0}, p2, ScriptedDice([]))
+        RULES.play(state, {"type": "set_behind", "combatant": "bows", "behind": 0}, p2)
 
 
 def test_lineup_validation() -> None:
     with pytest.raises(InvalidDeclaration, match="side B needs"):
-        SYSTEM.setup([noble("osswid", "A")], {}, ScriptedDice([]))
+        RULES.start([noble("osswid", "A")])
     assert len(SYSTEM.validate_draft([noble("osswid", "A")])) == 1  # a draft may still be one-sided
     with pytest.raises(InvalidDeclaration, match="more than one stack leader"):
-        SYSTEM.setup([noble("a", "A", leader=True), noble("b", "A", leader=True), noble("c", "B")], {}, ScriptedDice([]))
+        RULES.start([noble("a", "A", leader=True), noble("b", "A", leader=True), noble("c", "B")])
     with pytest.raises(InvalidDeclaration, match="Behind must be at most 9"):
         SYSTEM.validate_combatant(noble("a", "A", behind=10))
     with pytest.raises(InvalidDeclaration, match="side must be one of"):
         SYSTEM.validate_combatant(noble("a", "C"))
     with pytest.raises(InvalidDeclaration, match="Knights must be at least 0"):
         SYSTEM.validate_combatant(noble("a", "A", knight=-1))
-    state, _ = SYSTEM.setup([noble("a", "A"), noble("b", "A"), noble("c", "B")], {}, ScriptedDice([]))
+    state, _ = RULES.start([noble("a", "A"), noble("b", "A"), noble("c", "B")])
     assert state["sides"]["A"]["leader"] == "a" and state["combatants"]["a"]["leader"]
 
 
@@ -565,14 +552,14 @@ def test_malformed_and_illegal_declarations() -> None:
         ({"type": "add_special", "side": "Z", "preset": "fireball"}, "side"),
     ]:
         with pytest.raises(InvalidDeclaration, match=match):
-            SYSTEM.apply(state, bad, GM, ScriptedDice([]))
+            SYSTEM.apply(state, bad, GM, ScriptedDice([]))  # the system's own reader: {} has no type
     with pytest.raises(IllegalDeclaration, match="begin first"):
-        SYSTEM.apply(state, {"type": "step", "by": "phase"}, GM, ScriptedDice([]))
-    active, _ = SYSTEM.apply(state, {"type": "begin"}, GM, ScriptedDice([]))
+        RULES.play(state, {"type": "step", "by": "phase"})
+    active, _ = RULES.play(state, {"type": "begin"})
     with pytest.raises(InvalidDeclaration, match="by: phase, round or battle"):
-        SYSTEM.apply(active, {"type": "step", "by": "turn"}, GM, ScriptedDice([]))
+        RULES.play(active, {"type": "step", "by": "turn"})
     with pytest.raises(IllegalDeclaration):
-        SYSTEM.apply(active, {"type": "begin"}, GM, ScriptedDice([]))
+        RULES.play(active, {"type": "begin"})
     with pytest.raises(NotPermitted):
         SYSTEM.authorize(active, {"type": "step", "by": "phase"}, SPECTATOR)
 
@@ -586,7 +573,7 @@ def test_stalemate_ends_in_a_tie() -> None:
 
 def test_break_point_hundred_breaks_after_the_first_phase_and_zero_only_at_nothing() -> None:
     state, _ = start([noble("a", "A", soldier=50), noble("b", "B", soldier=50)], {"break_point_a": 100, "break_point_b": 0})
-    state, _ = SYSTEM.apply(state, {"type": "step", "by": "phase"}, GM, SeededDice("bp"))
+    state, _ = RULES.play(state, {"type": "step", "by": "phase"}, dice=SeededDice("bp"))
     assert state["outcome"]["winner"] == "B"
 
 
@@ -596,7 +583,7 @@ def test_break_point_hundred_breaks_after_the_first_phase_and_zero_only_at_nothi
 def test_a_troop_label_reads_with_its_count() -> None:
     """A unit's troops are labelled for their count: "1 paladin", "2 pikemen", "0 knights"."""
     lineup = [noble("osswid", "A", leader=True, paladin=1, pikeman=2), noble("brennan", "B", knight=1)]
-    state, _ = SYSTEM.setup(lineup, {}, ScriptedDice([]))
+    state, _ = RULES.start(lineup)
     state["combatants"]["brennan"]["troops"]["knight"] = 0
     view = SYSTEM.view_for(state, SPECTATOR)
     labels = {(u["id"], t["kind"]): (t["count"], t["label"]) for side in view["sides"].values() for row in side["rows"]
@@ -606,7 +593,7 @@ def test_a_troop_label_reads_with_its_count() -> None:
 
 def test_views_and_legal_declarations() -> None:
     lineup = [noble("osswid", "A", leader=True, controller="seat", seat="s1", knight=3), noble("brennan", "B", behind=1, soldier=4)]
-    state, _ = SYSTEM.setup(lineup, {"structure_a": "castle"}, ScriptedDice([]))
+    state, _ = RULES.start(lineup, {"structure_a": "castle"})
     gm = SYSTEM.view_for(state, GM)
     types = {entry["type"] for entry in gm["legal"]}
     assert {"set_behind", "set_break_point", "set_structure", "begin", "add_special"} <= types
@@ -622,7 +609,7 @@ def test_views_and_legal_declarations() -> None:
     assert spectator["sides"]["B"]["rows"][0]["behind"] == 1
     json.dumps(spectator)
     assert "seed" not in json.dumps(state)
-    state, _ = SYSTEM.apply(state, {"type": "begin"}, GM, ScriptedDice([]))
+    state, _ = RULES.play(state, {"type": "begin"})
     gm = SYSTEM.view_for(state, GM)
     assert [e["by"] for e in gm["legal"] if e["type"] == "step"] == ["phase", "round", "battle"]
     assert SYSTEM.view_for(state, Viewer.player("s1"))["legal"] == []
@@ -630,14 +617,14 @@ def test_views_and_legal_declarations() -> None:
     assert "seat" in gm["combatants"]["osswid"]
     assert "seat" not in SYSTEM.view_for(state, Viewer.player("s1"))["combatants"]["osswid"]
     assert SYSTEM.is_checkpoint(state)
-    mid, _ = SYSTEM.apply(state, {"type": "step", "by": "phase"}, GM, SeededDice("x"))
+    mid, _ = RULES.play(state, {"type": "step", "by": "phase"}, dice=SeededDice("x"))
     if mid["status"] == "active" and mid["next_phase"] != "special":
         assert not SYSTEM.is_checkpoint(mid)
 
 
 def test_all_events_are_public_and_well_formed() -> None:
     state, events = start([noble("osswid", "A", knight=5, pikeman=5), noble("brennan", "B", soldier=20, archer=5)])
-    state, more = SYSTEM.apply(state, {"type": "step", "by": "battle"}, GM, SeededDice("events"))
+    state, more = RULES.play(state, {"type": "step", "by": "battle"}, dice=SeededDice("events"))
     events += more
     assert all(e["visibility"] == "public" for e in events) and len(visible_events(events, SPECTATOR, state)) == len(events)
     for e in events:
@@ -657,7 +644,7 @@ def test_all_events_are_public_and_well_formed() -> None:
 ])
 def test_observed_hit_rate_matches_the_formula(attacker: str, attack: int, defender: str, defence: int) -> None:
     state, _ = start([noble("a", "A", **{attacker: 20_000}), noble("b", "B", **{defender: 40_000})])
-    _, events = SYSTEM.apply(state, {"type": "step", "by": "phase"}, GM, SeededDice(f"rate-{attacker}"))
+    _, events = RULES.play(state, {"type": "step", "by": "phase"}, dice=SeededDice(f"rate-{attacker}"))
     rolls = [r for r in of_type(events, "phase.resolved")[0]["rolls"] if r["purpose"].startswith(f"A's {KIND[attacker].many} against")]
     assert len(rolls) == 1
     n, hits = rolls[0]["count"], rolls[0]["hits"]
@@ -670,7 +657,7 @@ def test_targets_are_uniform_over_the_slots_and_never_redirected() -> None:
     att = Attackers(["many"], ["soldier"], ["x"], [4_000], [60_000])
     targets = [Slot("men", "t", "soldier", 5, 0, start=0), Slot("structure", None, None, 1, 0, start=5)]
     state = {"options": {"terrain": "plain"}, "sides": {"A": {"structure": None}, "B": {"structure": {"kind": "building", "damage": 0, "destroyed": False}}}, "combatants": {}}
-    result = _fire(att, targets, None, state, "A", SeededDice("uniform"), "test")
+    result = phase.fire(att, targets, None, state, "A", SeededDice("uniform"), "test")
     per_pair = {r["purpose"].split(" against ")[1].split(" (")[0].split(":")[0]: r["count"] for r in result["rolls"] if " against " in r["purpose"]}
     assert abs(per_pair["the structure"] - 10_000) < 4 * math.sqrt(60_000 * (1 / 6) * (5 / 6))
     # every one of the five men was struck many times, but only five can die
@@ -686,7 +673,7 @@ def fight(seed: str, n: int = 200):
         noble("b2", "B", behind=2, heavy_crossbowman=n // 5, catapult=3),
     ]
     state, events = start(lineup, {"structure_a": "tower"})
-    state, more = SYSTEM.apply(state, {"type": "step", "by": "battle"}, GM, SeededDice(seed))
+    state, more = RULES.play(state, {"type": "step", "by": "battle"}, dice=SeededDice(seed))
     return state, events + more
 
 
@@ -704,12 +691,12 @@ def test_stepping_by_phase_and_by_round_agree_with_one_step() -> None:
     by_phase = state
     dice = SeededDice("agree")
     while by_phase["status"] == "active":
-        by_phase, _ = SYSTEM.apply(by_phase, {"type": "step", "by": "phase"}, GM, dice)
+        by_phase, _ = RULES.play(by_phase, {"type": "step", "by": "phase"}, dice=dice)
     by_round = state
     dice = SeededDice("agree")
     while by_round["status"] == "active":
-        by_round, _ = SYSTEM.apply(by_round, {"type": "step", "by": "round"}, GM, dice)
-    whole, _ = SYSTEM.apply(state, {"type": "step", "by": "battle"}, GM, SeededDice("agree"))
+        by_round, _ = RULES.play(by_round, {"type": "step", "by": "round"}, dice=dice)
+    whole, _ = RULES.play(state, {"type": "step", "by": "battle"}, dice=SeededDice("agree"))
     assert by_phase == by_round == whole
 
 
@@ -737,16 +724,16 @@ def test_battles_always_lose_strength_and_end(a, b, behind_a, behind_b, structur
     options = {"structure_b": structure, "terrain": terrain, "break_point_a": bp, "terrain_defence": True, **extras}
     state, _ = start(lineup, options, begin=False)
     if special:
-        state, _ = SYSTEM.apply(state, {"type": "add_special", "preset": special, "side": "A"}, GM, ScriptedDice([]))
-    state, _ = SYSTEM.apply(state, {"type": "begin"}, GM, ScriptedDice([]))
+        state, _ = RULES.play(state, {"type": "add_special", "preset": special, "side": "A"})
+    state, _ = RULES.play(state, {"type": "begin"})
     frozen = copy.deepcopy(state)
     dice = SeededDice(seed)
-    previous = SYSTEM._totals(state)
+    previous = army.totals(state)
     steps = 0
     while state["status"] == "active" and steps < 500:
-        new, events = SYSTEM.apply(state, {"type": "step", "by": "phase"}, GM, dice)
+        new, events = RULES.play(state, {"type": "step", "by": "phase"}, dice=dice)
         assert state == frozen  # apply never touches its input
-        totals = SYSTEM._totals(new)
+        totals = army.totals(new)
         for side in "AB":
             assert totals[side]["total"] <= previous[side]["total"]
         for cid, c in new["combatants"].items():
@@ -767,7 +754,7 @@ def test_many_groups_keep_the_event_small_and_the_phase_fast() -> None:
         for side in "AB" for i in range(12)
     ]
     state, _ = start(lineup, {"structure_b": "castle"})
-    state, events = SYSTEM.apply(state, {"type": "step", "by": "round"}, GM, SeededDice("wide"))
+    state, events = RULES.play(state, {"type": "step", "by": "round"}, dice=SeededDice("wide"))
     for e in of_type(events, "phase.resolved"):
         assert len(e["rolls"]) <= 2 * (len(kinds) + 3)
         attacks = sum(s["attacks"] for s in e["data"]["strikes"])
@@ -824,11 +811,12 @@ def test_a_very_long_fight_pauses_and_goes_on() -> None:
     # one peasant (attack 1) against a noble who cannot strike back and defends at 1000:
     # a hit in 1 of 1001 rounds; with this seed none comes in the first 196 (one melee phase a round).
     # One step fights as many phases as its work budget holds: 2,000,000 / (3 men + 50 x 3 groups + 10,000)
-    from rules.olympia import STEP_WORK_BUDGET, phase_work
+    from rules.systems.olympia.army import phase_work
+    from rules.systems.olympia.data import STEP_WORK_BUDGET
 
     state, _ = start([noble("a", "A", peasant=1, noble_attack=0), noble("b", "B", noble_attack=0, noble_defence=1000)])
     assert phase_work(state) == 10_153
-    new, events = SYSTEM.apply(state, {"type": "step", "by": "battle"}, GM, SeededDice("long-0"))
+    new, events = RULES.play(state, {"type": "step", "by": "battle"}, dice=SeededDice("long-0"))
     assert new["status"] == "active" and new["round"] == 1 + STEP_WORK_BUDGET // 10_153 == 197
     assert events[-1]["type"] == "battle.paused" and "Step again" in events[-1]["text"]
     assert events[-1]["data"] == {"round": 197, "next_phase": "melee", "phases": 196, "work": 196 * 10_153}
@@ -838,7 +826,7 @@ def test_a_very_long_fight_pauses_and_goes_on() -> None:
     assert resolved[-1]["rolls"][-1]["faces"]
     assert len(new["report"]) == 12
     # no round limit: stepping again fights on
-    later, _ = SYSTEM.apply(new, {"type": "step", "by": "round"}, GM, SeededDice("long-1"))
+    later, _ = RULES.play(new, {"type": "step", "by": "round"}, dice=SeededDice("long-1"))
     assert later["round"] == 198 or later["status"] == "ended"
 
 

@@ -11,26 +11,22 @@ from __future__ import annotations
 import pytest
 
 from rules.core import Viewer
-from rules.dice import ScriptedDice, SeededDice
+from rules.dice import SeededDice
 from rules.errors import IllegalDeclaration, InvalidDeclaration
-from rules.olympia import MAX_MEN_PER_SIDE, MAX_SPECIALS, STEP_WORK_BUDGET, Olympia, phase_work
+from rules.systems.olympia import Olympia
+from rules.systems.olympia.army import phase_work
+from rules.systems.olympia.data import MAX_MEN_PER_SIDE, MAX_SPECIALS, STEP_WORK_BUDGET
+from tests.rules.harness import of_type
+from tests.rules.test_olympia import RULES, noble
+from tests.rules.test_olympia import start as begun
 
 GM = Viewer.gm()
 SYSTEM = Olympia()
 
 
-def noble(cid: str, side: str, **stats: object) -> dict[str, object]:
-    return {"id": cid, "name": stats.pop("name", cid.capitalize()), "side": side, **stats}
-
-
 def start(lineup, options=None):
-    state, _ = SYSTEM.setup(lineup, options or {}, ScriptedDice([]))
-    state, _ = SYSTEM.apply(state, {"type": "begin"}, GM, ScriptedDice([]))
-    return state
-
-
-def of_type(events, kind: str):
-    return [e for e in events if e["type"] == kind]
+    """The battle set up and begun: its state."""
+    return begun(lineup, options)[0]
 
 
 # --- the largest army ------------------------------------------------------------------------------
@@ -56,7 +52,7 @@ def test_a_side_over_the_maximum_is_refused_with_a_clear_error() -> None:
     with pytest.raises(InvalidDeclaration, match="at most"):
         SYSTEM.validate_lineup(lineup)
     with pytest.raises(InvalidDeclaration, match="at most"):
-        SYSTEM.setup(lineup, {}, ScriptedDice([]))
+        RULES.start(lineup)
 
 
 def test_the_widest_form_lineup_is_refused() -> None:
@@ -73,11 +69,11 @@ def test_exactly_the_maximum_is_accepted() -> None:
 
 
 def test_special_attacks_are_limited() -> None:
-    state, _ = SYSTEM.setup([noble("osswid", "A", soldier=1), noble("brennan", "B", soldier=1)], {}, ScriptedDice([]))
+    state, _ = RULES.start([noble("osswid", "A", soldier=1), noble("brennan", "B", soldier=1)])
     for _ in range(MAX_SPECIALS):
-        state, _ = SYSTEM.apply(state, {"type": "add_special", "preset": "giant", "side": "A"}, GM, ScriptedDice([]))
+        state, _ = RULES.play(state, {"type": "add_special", "preset": "giant", "side": "A"})
     with pytest.raises(IllegalDeclaration, match=f"at most {MAX_SPECIALS} special attacks"):
-        SYSTEM.apply(state, {"type": "add_special", "preset": "giant", "side": "A"}, GM, ScriptedDice([]))
+        RULES.play(state, {"type": "add_special", "preset": "giant", "side": "A"})
 
 
 # --- the work of one step -----------------------------------------------------------------------------
@@ -98,7 +94,7 @@ def test_one_command_at_the_maximum_fights_one_phase_and_says_how_to_go_on() -> 
     ]
     state = start(lineup)
     assert phase_work(state) > STEP_WORK_BUDGET
-    new, events = SYSTEM.apply(state, {"type": "step", "by": "battle"}, GM, SeededDice("max"))
+    new, events = RULES.play(state, {"type": "step", "by": "battle"}, dice=SeededDice("max"))
     assert len(of_type(events, "phase.resolved")) == 1
     assert new["status"] == "active"
     paused = events[-1]
@@ -107,7 +103,7 @@ def test_one_command_at_the_maximum_fights_one_phase_and_says_how_to_go_on() -> 
     assert paused["text"].endswith("Step again to fight on.")
     assert paused["data"]["next_phase"] == "melee" and paused["data"]["round"] == 2
     # a round at the maximum is bounded the same way, and says the round goes on
-    again, events = SYSTEM.apply(new, {"type": "step", "by": "round"}, GM, SeededDice("max-2"))
+    again, events = RULES.play(new, {"type": "step", "by": "round"}, dice=SeededDice("max-2"))
     assert len(of_type(events, "phase.resolved")) == 1
     if again["status"] == "active":
         assert events[-1]["type"] == "battle.paused" and "the round is not over yet" in events[-1]["text"]
@@ -124,7 +120,7 @@ def test_the_budget_is_counted_not_timed_so_replays_agree() -> None:
         for n in range(200):
             if s["status"] != "active":
                 break
-            s, events = SYSTEM.apply(s, {"type": "step", "by": "battle"}, GM, SeededDice(f"replay-{n}"))
+            s, events = RULES.play(s, {"type": "step", "by": "battle"}, dice=SeededDice(f"replay-{n}"))
             seen.append([e["type"] for e in events])
             paused = of_type(events, "battle.paused")
             if paused:
@@ -142,6 +138,6 @@ def test_the_budget_is_counted_not_timed_so_replays_agree() -> None:
 
 def test_a_round_that_fits_the_budget_is_fought_whole() -> None:
     state = start([noble("a", "A", soldier=30, pikeman=10), noble("b", "B", fanatic=30), noble("bb", "B", behind=1, archer=10)])
-    new, events = SYSTEM.apply(state, {"type": "step", "by": "round"}, GM, SeededDice("whole"))
+    new, events = RULES.play(state, {"type": "step", "by": "round"}, dice=SeededDice("whole"))
     assert not of_type(events, "battle.paused")
     assert new["status"] == "ended" or (new["round"] == 2 and new["next_phase"] == "special")

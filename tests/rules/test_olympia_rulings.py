@@ -1,6 +1,6 @@
 """Olympia corners settled by the rulings: the missile cap (Olympia-5) and prisoners (Olympia-10).
 
-Scripted dice follow the order documented in rules/olympia.py: capping keys, target picks and hit
+Scripted dice follow the order documented in rules/systems/olympia/__init__.py: capping keys, target picks and hit
 rolls per attacking side (A first), then wound rolls, then (when a side wins with the prisoners
 option on) one d100 per surviving noble of the loser in lineup order.
 """
@@ -11,32 +11,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rules.core import Viewer
-from rules.dice import ScriptedDice, SeededDice
-from rules.olympia import Olympia
+from rules.dice import SeededDice
+from rules.systems.olympia import Olympia
+from tests.rules.harness import of_type
+from tests.rules.test_olympia import RULES, noble, step
+from tests.rules.test_olympia import start as begun
 
 GM = Viewer.gm()
 SYSTEM = Olympia()
 
 
-def noble(cid: str, side: str, **stats: object) -> dict[str, object]:
-    return {"id": cid, "name": stats.pop("name", cid.capitalize()), "side": side, **stats}
-
-
-def start(lineup: list[dict[str, object]], options: dict[str, object] | None = None):
-    state, _ = SYSTEM.setup(lineup, options or {}, ScriptedDice([]))
-    state, _ = SYSTEM.apply(state, {"type": "begin"}, GM, ScriptedDice([]))
-    return state
-
-
-def step(state, faces):
-    dice = ScriptedDice(faces)
-    new, events = SYSTEM.apply(state, {"type": "step", "by": "phase"}, GM, dice)
-    assert dice.remaining == 0, f"{dice.remaining} scripted faces were not used"
-    return new, events
-
-
-def of_type(events, kind: str):
-    return [e for e in events if e["type"] == kind]
+def start(lineup, options=None):
+    """The battle set up and begun: its state."""
+    return begun(lineup, options)[0]
 
 
 # --- Olympia-5: the missile cap counts only front-row men that could be targeted now ------------------
@@ -110,7 +97,7 @@ def test_missile_attacks_never_exceed_the_targetable_front_row(front_a, front_b,
         if state["status"] != "active":
             break
         before = state
-        state, events = SYSTEM.apply(state, {"type": "step", "by": "phase"}, GM, dice)
+        state, events = RULES.play(state, {"type": "step", "by": "phase"}, dice=dice)
         report = of_type(events, "phase.resolved")[0]["data"]
         if report["phase"] not in ("missile", "volley"):
             continue
@@ -125,7 +112,7 @@ def test_missile_attacks_never_exceed_the_targetable_front_row(front_a, front_b,
 
 
 def test_prisoner_chance_is_clamped_between_25_and_75() -> None:
-    from rules.olympia import prisoner_chance
+    from rules.systems.olympia.army import prisoner_chance
 
     assert prisoner_chance(100, 100) == 25
     assert prisoner_chance(250, 100) == 62

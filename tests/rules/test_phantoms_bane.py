@@ -14,9 +14,13 @@ from rules import get_system
 from rules.core import Viewer, visible_events
 from rules.dice import ScriptedDice, SeededDice, derive_seed
 from rules.errors import IllegalDeclaration, InvalidDeclaration, NotPermitted
-from rules.phantoms_bane import OPTIONS, PhantomsBane, _computer_pick, _project, computer_scores
+from rules.systems.phantoms_bane import OPTIONS, PhantomsBane, computer_scores
+from rules.systems.phantoms_bane.computer import computer_pick
+from rules.systems.phantoms_bane.view import project
+from tests.rules.harness import Rules, of_type, types
 
 PB = PhantomsBane()
+RULES = Rules(PB)
 GM = Viewer.gm()
 SPECTATOR = Viewer.spectator()
 PRESETS = {p["name"]: p for p in PB.presets()}
@@ -39,8 +43,7 @@ def fighter(name: str = "A", side: str = "A", cid: str | None = None, **stats: A
 
 
 def duel(a: dict[str, Any], b: dict[str, Any], options: dict[str, Any] | None = None, faces=()) -> dict:
-    state, _ = PB.setup([a, b], options or {}, ScriptedDice(faces))
-    return state
+    return RULES.start([a, b], options, faces=faces)[0]
 
 
 def jharek_vs_monster(**kw: Any) -> dict:
@@ -51,22 +54,9 @@ def jharek_vs_monster(**kw: Any) -> dict:
 
 
 def turn(state: dict, choices: dict[str, str], faces: list[int], viewer: Viewer = GM) -> tuple[dict, list]:
-    """Both choices through apply; the scripted faces must be used up exactly."""
-    dice = ScriptedDice(faces)
-    events: list = []
-    for cid, option in choices.items():
-        state, evs = PB.apply(state, {"type": "choose", "combatant": cid, "option": option}, viewer, dice)
-        events += evs
-    assert dice.remaining == 0, "the turn did not use every scripted face"
-    return state, events
-
-
-def types(events: list) -> list[str]:
-    return [e["type"] for e in events]
-
-
-def of_type(events: list, kind: str) -> list[dict]:
-    return [e for e in events if e["type"] == kind]
+    """Both choices through the engine; the scripted faces must be used up exactly."""
+    declarations = [{"type": "choose", "combatant": cid, "option": option} for cid, option in choices.items()]
+    return RULES.plays(state, declarations, viewer, faces=faces)
 
 
 # --- the worked example ---------------------------------------------------------------------------
@@ -162,11 +152,11 @@ def test_worked_example_four_turns() -> None:
     assert not PB.is_checkpoint(state)
     assert PB.view_for(state, GM)["legal"] == []
     with pytest.raises(IllegalDeclaration):
-        PB.apply(state, {"type": "choose", "combatant": "j", "option": "attack"}, GM, ScriptedDice([]))
+        RULES.play(state, {"type": "choose", "combatant": "j", "option": "attack"})
     with pytest.raises(IllegalDeclaration):
-        PB.apply(state, {"type": "force_resolve"}, GM, ScriptedDice([]))
+        RULES.play(state, {"type": "force_resolve"})
     with pytest.raises(IllegalDeclaration):
-        PB.apply(state, {"type": "set_escape", "possible": False}, GM, ScriptedDice([]))
+        RULES.play(state, {"type": "set_escape", "possible": False})
 
 
 # --- gear -----------------------------------------------------------------------------------------
@@ -317,7 +307,7 @@ def test_escape_impossible_option_makes_every_run_fail_without_rolls() -> None:
 def test_set_escape_toggles_mid_fight() -> None:
     state = duel(fighter("A"), fighter("B", "B"))
     before = copy.deepcopy(state)
-    blocked, ev = PB.apply(state, {"type": "set_escape", "possible": False}, GM, ScriptedDice([]))
+    blocked, ev = RULES.play(state, {"type": "set_escape", "possible": False})
     assert state == before  # the input is untouched
     assert blocked["escape_possible"] is False
     assert ev[0]["visibility"] == "gm" and visible_events(ev, SPECTATOR) == []
@@ -325,11 +315,11 @@ def test_set_escape_toggles_mid_fight() -> None:
     assert gm_legal["set_escape"]["possible"] is True
     state2, _ = turn(blocked, {"a": "run_away", "b": "defend"}, [3, 3, 3, 3])
     assert state2["status"] == "active"
-    allowed, _ = PB.apply(blocked, {"type": "set_escape", "possible": True}, GM, ScriptedDice([]))
+    allowed, _ = RULES.play(blocked, {"type": "set_escape", "possible": True})
     state3, _ = turn(allowed, {"a": "run_away", "b": "defend"}, [])
     assert state3["outcome"]["result"] == "escape"
     with pytest.raises(InvalidDeclaration, match="possible"):
-        PB.apply(state, {"type": "set_escape", "possible": "no"}, GM, ScriptedDice([]))
+        RULES.play(state, {"type": "set_escape", "possible": "no"})
     with pytest.raises(NotPermitted):
         PB.authorize(state, {"type": "set_escape", "possible": False}, Viewer.player("s1"))
 
@@ -471,10 +461,10 @@ def test_setup_accepts_lineups_already_validated_by_the_web_layer() -> None:
         PB.validate_combatant(fighter("A"), 0),
         PB.validate_combatant(fighter("B", "B", controller="seat", seat="s9"), 1),
     ]
-    state, ev = PB.setup(cleaned, PB.validate_options({}), ScriptedDice([]))
+    state, ev = RULES.start(cleaned, PB.validate_options({}))
     assert state["combatants"]["b"]["seat"] == "s9" and types(ev) == ["battle.started", "turn.started"]
     # side B listed first still makes A the first in the dice order
-    state, _ = PB.setup(list(reversed(cleaned)), {}, ScriptedDice([]))
+    state, _ = RULES.start(list(reversed(cleaned)))
     assert state["order"] == ["a", "b"]
 
 
@@ -517,9 +507,7 @@ def seat_duel(b_controller: str = "seat") -> dict:
 
 def test_choice_secrecy_in_views_and_events() -> None:
     state = seat_duel()
-    new, ev = PB.apply(
-        state, {"type": "choose", "combatant": "a", "option": "press"}, Viewer.player("s1"), ScriptedDice([])
-    )
+    new, ev = RULES.play(state, {"type": "choose", "combatant": "a", "option": "press"}, Viewer.player("s1"))
     assert not PB.is_checkpoint(new) and PB.is_checkpoint(state)
     own = PB.view_for(new, Viewer.player("s1"))
     other = PB.view_for(new, Viewer.player("s2"))
@@ -549,14 +537,14 @@ def test_views_identical_whatever_the_pending_choice() -> None:
     state = seat_duel()
     views = []
     for option in OPTIONS:
-        new, _ = PB.apply(state, {"type": "choose", "combatant": "a", "option": option}, GM, ScriptedDice([]))
+        new, _ = RULES.play(state, {"type": "choose", "combatant": "a", "option": option})
         views.append((PB.view_for(new, SPECTATOR), PB.view_for(new, Viewer.player("s2"))))
     assert all(v == views[0] for v in views)
 
 
 def test_gm_choice_for_a_seat_is_seen_by_that_seat_only() -> None:
     state = seat_duel()
-    new, ev = PB.apply(state, {"type": "choose", "combatant": "b", "option": "defend"}, GM, ScriptedDice([]))
+    new, ev = RULES.play(state, {"type": "choose", "combatant": "b", "option": "defend"})
     assert PB.view_for(new, Viewer.player("s2"))["combatants"]["b"]["choice"] == "defend"
     assert "choice" not in PB.view_for(new, Viewer.player("s1"))["combatants"]["b"]
     assert all("option" not in e["data"] for e in visible_events(ev, Viewer.player("s1"), new))
@@ -566,10 +554,8 @@ def test_gm_choice_for_a_seat_is_seen_by_that_seat_only() -> None:
 def test_changing_a_choice_before_resolution() -> None:
     state = seat_duel()
     p1 = Viewer.player("s1")
-    state, _ = PB.apply(state, {"type": "choose", "combatant": "a", "option": "press"}, p1, ScriptedDice([]))
-    state, ev = PB.apply(
-        state, {"type": "choose", "combatant": "a", "option": "defend"}, p1, ScriptedDice([])
-    )
+    state, _ = RULES.play(state, {"type": "choose", "combatant": "a", "option": "press"}, p1)
+    state, ev = RULES.play(state, {"type": "choose", "combatant": "a", "option": "defend"}, p1)
     assert state["choices"]["a"] == "defend" and ev[0]["data"]["changed"] is True
     state, _ = turn(state, {"b": "attack"}, [3, 3, 3, 3], Viewer.player("s2"))
     assert state["last_turn"]["options"] == {"a": "defend", "b": "attack"}
@@ -617,7 +603,7 @@ def test_authorization() -> None:
 def test_malformed_declarations(declaration: dict, match: str) -> None:
     state = duel(fighter("A"), fighter("B", "B"))
     with pytest.raises(InvalidDeclaration, match=match):
-        PB.apply(state, declaration, GM, ScriptedDice([]))
+        RULES.play(state, declaration)
 
 
 def test_declaration_must_be_an_object() -> None:
@@ -644,7 +630,7 @@ def test_declaration_must_be_an_object() -> None:
 )
 def test_bad_lineups(lineup: list, match: str) -> None:
     with pytest.raises(InvalidDeclaration, match=match):
-        PB.setup(lineup, {}, ScriptedDice([]))
+        RULES.start(lineup)
 
 
 def test_the_forms_allow_attributes_to_99_and_health_to_999() -> None:
@@ -737,7 +723,7 @@ def test_computer_picks_at_setup_and_each_turn_gm_only() -> None:
     a = fighter("A", controller="seat", seat="s1", health=30)
     b = fighter("B", "B", controller="computer", health=30)
     dice = ScriptedDice([10])
-    state, ev = PB.setup([a, b], {}, dice)
+    state, ev = RULES.start([a, b], dice=dice)
     assert dice.remaining == 0 and state["choices"]["b"] in OPTIONS
     assert state["chosen_by"]["b"] == "computer" and PB.is_checkpoint(state)
     private = [e for e in ev if e["type"] == "choice.made" and e["visibility"] == "hidden"]
@@ -757,17 +743,17 @@ def test_computer_picks_at_setup_and_each_turn_gm_only() -> None:
 def test_two_computers_wait_for_force_resolve() -> None:
     a = fighter("A", controller="computer", health=30)
     b = fighter("B", "B", controller="computer", health=30)
-    state, _ = PB.setup([a, b], {}, ScriptedDice([1, 1]))
+    state, _ = RULES.start([a, b], faces=[1, 1])
     assert state["turn"] == 1 and all(state["choices"].values())
-    state, ev = PB.apply(state, {"type": "force_resolve"}, GM, ScriptedDice([3, 3, 3, 3, 1, 1]))
+    state, ev = RULES.play(state, {"type": "force_resolve"}, GM, [3, 3, 3, 3, 1, 1])
     assert state["turn"] == 2 and "turn.resolved" in types(ev)
 
 
 def test_force_resolve_picks_for_missing_sides() -> None:
     state = seat_duel()
-    state, _ = PB.apply(state, {"type": "choose", "combatant": "a", "option": "attack"}, GM, ScriptedDice([]))
+    state, _ = RULES.play(state, {"type": "choose", "combatant": "a", "option": "attack"})
     dice = ScriptedDice([1, 3, 3, 3, 3])
-    state, ev = PB.apply(state, {"type": "force_resolve"}, GM, dice)
+    state, ev = RULES.play(state, {"type": "force_resolve"}, dice=dice)
     assert dice.remaining == 0
     assert state["last_turn"]["options"]["a"] == "attack" and state["last_turn"]["options"]["b"] in OPTIONS
 
@@ -775,12 +761,7 @@ def test_force_resolve_picks_for_missing_sides() -> None:
 def test_computer_fills_in_after_midturn_assignment() -> None:
     state = seat_duel()
     state, _ = PB.assign(state, "b", "computer", None)
-    state, ev = PB.apply(
-        state,
-        {"type": "choose", "combatant": "a", "option": "attack"},
-        Viewer.player("s1"),
-        ScriptedDice([1, 3, 3, 3, 3, 1]),
-    )
+    state, ev = RULES.play(state, {"type": "choose", "combatant": "a", "option": "attack"}, Viewer.player("s1"), [1, 3, 3, 3, 3, 1])
     assert state["turn"] == 2 and "turn.resolved" in types(ev)
 
 
@@ -788,8 +769,8 @@ def test_computer_ignores_the_other_sides_pending_choice() -> None:
     state = seat_duel()
     picks = set()
     for option in OPTIONS:
-        new, _ = PB.apply(state, {"type": "choose", "combatant": "a", "option": option}, GM, ScriptedDice([]))
-        _computer_pick(new, "b", ScriptedDice([40]))
+        new, _ = RULES.play(state, {"type": "choose", "combatant": "a", "option": option})
+        computer_pick(new, "b", ScriptedDice([40]))
         picks.add(new["choices"]["b"])
     assert len(picks) == 1
 
@@ -802,17 +783,17 @@ def test_temperaments() -> None:
     hero = fighter("H", offence=9, defence=6, health=20, skill=1, weapon_bonus=4)
     state = duel(hero, coward, faces=[1])
     state["combatants"]["c"]["health_max"] = 10
-    scores = computer_scores(_project(state, {"c"}, gm=False), "c")
+    scores = computer_scores(project(state, {"c"}, gm=False), "c")
     assert max(scores, key=scores.get) == "run_away"
-    _computer_pick(state, "c", ScriptedDice([1]))
+    computer_pick(state, "c", ScriptedDice([1]))
     assert state["choices"]["c"] == "run_away"
     # the same foe when reckless presses and does not run
     state["combatants"]["c"]["temperament"] = "reckless"
-    scores = computer_scores(_project(state, {"c"}, gm=False), "c")
+    scores = computer_scores(project(state, {"c"}, gm=False), "c")
     assert max(scores, key=scores.get) == "press" and scores["run_away"] < 0
     # a fresh, strong foe never wants to run
     state["combatants"]["c"].update(temperament="cowardly", health=10, offence=12, defence=12)
-    scores = computer_scores(_project(state, {"c"}, gm=False), "c")
+    scores = computer_scores(project(state, {"c"}, gm=False), "c")
     assert max(scores, key=scores.get) != "run_away"
 
 
@@ -821,7 +802,7 @@ def test_temperaments() -> None:
 
 def play(seed: str, lineup: list, choices: list[tuple[str, str]], options: dict | None = None) -> tuple:
     """Play a whole duel the way the web layer does: one derived seed per command."""
-    state, events = PB.setup(lineup, options or {}, SeededDice(derive_seed(seed, 0)))
+    state, events = RULES.start(lineup, options, dice=SeededDice(derive_seed(seed, 0)))
     history = [copy.deepcopy(state)]
     version = 1
     i = 0
@@ -833,19 +814,13 @@ def play(seed: str, lineup: list, choices: list[tuple[str, str]], options: dict 
                 break
             if state["combatants"][cid]["controller"] == "computer":
                 continue
-            state, evs = PB.apply(
-                state,
-                {"type": "choose", "combatant": cid, "option": option},
-                GM,
-                SeededDice(derive_seed(seed, version)),
-            )
+            state, evs = RULES.play(state, {"type": "choose", "combatant": cid, "option": option},
+                                    dice=SeededDice(derive_seed(seed, version)))
             version += 1
             events += evs
             history.append(copy.deepcopy(state))
         if state["status"] == "active" and all(state["choices"].values()):
-            state, evs = PB.apply(
-                state, {"type": "force_resolve"}, GM, SeededDice(derive_seed(seed, version))
-            )
+            state, evs = RULES.play(state, {"type": "force_resolve"}, dice=SeededDice(derive_seed(seed, version)))
             version += 1
             events += evs
             history.append(copy.deepcopy(state))
@@ -917,21 +892,15 @@ def test_spectator_and_other_seat_never_see_the_pending_option(
 ) -> None:
     a = {**a, "controller": "seat", "seat": "s1"}
     b = {**b, "controller": "seat", "seat": "s2"}
-    state, _ = PB.setup([fighter("A", **a), fighter("B", "B", **b)], {}, SeededDice(seed))
+    state, _ = RULES.start([fighter("A", **a), fighter("B", "B", **b)], dice=SeededDice(seed))
     # play one ordinary turn so that last_turn holds earlier options
-    state, _ = PB.apply(
-        state, {"type": "choose", "combatant": "a", "option": "attack"}, GM, SeededDice(seed + "1")
-    )
-    state, _ = PB.apply(
-        state, {"type": "choose", "combatant": "b", "option": "defend"}, GM, SeededDice(seed + "2")
-    )
+    state, _ = RULES.play(state, {"type": "choose", "combatant": "a", "option": "attack"}, dice=SeededDice(seed + "1"))
+    state, _ = RULES.play(state, {"type": "choose", "combatant": "b", "option": "defend"}, dice=SeededDice(seed + "2"))
     if state["status"] != "active":
         return
     base_spec = PB.view_for(state, SPECTATOR)
     base_other = PB.view_for(state, Viewer.player("s2"))
-    new, ev = PB.apply(
-        state, {"type": "choose", "combatant": "a", "option": pending}, Viewer.player("s1"), SeededDice(seed)
-    )
+    new, ev = RULES.play(state, {"type": "choose", "combatant": "a", "option": pending}, Viewer.player("s1"), dice=SeededDice(seed))
     spec, other = PB.view_for(new, SPECTATOR), PB.view_for(new, Viewer.player("s2"))
     for before, after in ((base_spec, spec), (base_other, other)):
         after = copy.deepcopy(after)

@@ -1,7 +1,8 @@
 """Physical dice in every system: typed faces resolve exactly as the board's dice with the same faces.
 
-Each test plays a declaration through :func:`rules.physical.apply_declaration`, types the faces each
-prompt asks for (checked by :func:`check_entry`), and compares the outcome with the same declaration
+Each test plays a declaration through the engine (tests/rules/harness.py: rules.engine.step, which
+hands it to :func:`rules.physical.apply_declaration`), types the faces each prompt asks for as
+``dice_enter`` commands (checked by :func:`check_entry`), and compares the outcome with the same declaration
 applied by the system with :class:`ScriptedDice` holding the same faces in the same order.
 """
 
@@ -16,6 +17,7 @@ from rules.core import Viewer
 from rules.dice import ScriptedDice
 from rules.errors import IllegalDeclaration, InvalidDeclaration, NotPermitted
 from rules.physical import HAND, WHO_ROLLS, apply_declaration, check_entry, dice_view, pending, resume, switch
+from tests.rules.harness import Rules, scripted
 from tests.rules.test_adnd import fighter as adnd_fighter
 from tests.rules.test_adnd import new_battle as adnd_battle
 from tests.rules.test_battles_balances import duel as bb_duel
@@ -45,25 +47,15 @@ def strip(value: Any) -> Any:
 
 def play(system: Any, state: dict[str, Any], declaration: dict[str, Any], viewer: Viewer,
          typed: list[list[int]], board: list[int] = (), typists: list[Viewer] | None = None):
-    """Apply, then type each prompt's faces (by ``typists[i]``, the GM by default) until it resolves."""
-    state, events = apply_declaration(system, state, declaration, viewer, ScriptedDice(board))
-    needs = []
-    typed = list(typed)
-    while pending(state) is not None:
-        needs.append(pending(state)["need"])
-        assert typed, f"an unexpected prompt: {needs[-1]}"
-        typist = typists[len(needs) - 1] if typists else GM
-        entry = check_entry(state, typist, typed.pop(0))
-        state, events = resume(system, state, entry, ScriptedDice(board))
-    assert not typed, "some typed faces were not asked for"
-    return state, events, needs
+    """The declaration through the engine, then each prompt's faces typed (by ``typists[i]``, the GM by
+    default) as ``dice_enter`` commands until it resolves."""
+    return Rules(system).typed(state, declaration, viewer, zip(typists or [GM] * len(typed), typed, strict=True), board)
 
 
 def same_as_board(system: Any, state: dict[str, Any], declaration: dict[str, Any], viewer: Viewer,
                   order: list[int], outcome: tuple[dict[str, Any], list[dict[str, Any]]]) -> None:
-    dice = ScriptedDice(order)
-    plain, events = system.apply(strip(state), declaration, viewer, dice)
-    assert dice.remaining == 0
+    with scripted(order, "the board's roll") as dice:
+        plain, events = system.apply(strip(state), declaration, viewer, dice)
     assert strip(outcome[0]) == strip(plain)
     assert strip(outcome[1]) == strip(events)
 

@@ -22,7 +22,8 @@ from rules.core import State, Viewer
 from rules.dice import SeededDice
 from rules.engine import Command
 from rules.errors import InvalidDeclaration, RulesError
-from rules.registry import SYSTEM_MODULES, get_system
+from rules.registry import SYSTEM_PACKAGES, get_system
+from tests.rules.harness import Rules
 
 GM = Viewer.gm()
 SEED = "0123456789abcdef0123456789abcdef"
@@ -49,17 +50,15 @@ PROBES: dict[str, Probe] = {
     "battles-and-balances": Probe("adjust", {"combatant": "c1", "field": "wounds", "value": 1}, "value", "combatant"),
 }
 
-SYSTEMS = sorted(SYSTEM_MODULES)
+SYSTEMS = sorted(SYSTEM_PACKAGES)
 NOT_WHOLE = ["3", " 3", "", True, False, math.nan, math.inf, -math.inf, 2.5, [3], {"n": 3}]
 NOT_AN_ID = [3, 3.0, True, ["c1"], {"id": "c1"}]
 
 
 def started(system: RuleSystem) -> State:
     """A battle of the system's first two presets, c1 on side A and c2 on side B."""
-    first, second = system.presets()[:2]
-    lineup = [{**first, "id": "c1", "side": "A"}, {**second, "id": "c2", "side": "B"}]
-    state, _ = system.setup(lineup, {}, SeededDice("read"))
-    return state
+    rules = Rules(system)
+    return rules.start(rules.lineup(), dice=SeededDice("read"))[0]
 
 
 def sent(system_id: str, changes: Mapping[str, Any], *, without: str | None = None) -> engine.Step:
@@ -87,7 +86,7 @@ def outcome(system_id: str, changes: Mapping[str, Any]) -> Any:
 
 
 def test_every_registered_system_has_a_probe() -> None:
-    assert set(PROBES) == set(SYSTEM_MODULES)
+    assert set(PROBES) == set(SYSTEM_PACKAGES)
     for system_id in SYSTEMS:
         probe = PROBES[system_id]
         assert get_system(system_id).handler(probe.kind) is not None, f"{system_id} has no {probe.kind!r}"

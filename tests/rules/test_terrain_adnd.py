@@ -8,12 +8,14 @@ from typing import Any
 import pytest
 
 from rules import terrain
-from rules.adnd import AdndDemonIdol
 from rules.core import Viewer
-from rules.dice import ScriptedDice
 from rules.errors import IllegalDeclaration, InvalidDeclaration, NotPermitted
+from rules.systems.adnd import AdndDemonIdol
+from tests.rules.harness import Rules
+from tests.rules.test_adnd import new_battle, put
 
 S = AdndDemonIdol()
+RULES = Rules(S)
 GM = Viewer.gm()
 SEAT = Viewer.player("s1")
 WALL = [[4, y] for y in range(0, 5)]  # column 4, rows 0-4
@@ -26,24 +28,13 @@ def fighter(cid: str, side: str = "A", **kw: Any) -> dict[str, Any]:
 
 def battle(blocked: list[list[int]], lineup: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Encounter checks skipped (distance 1), round 1 declarations open."""
-    lineup = lineup or [fighter("fig", controller="seat", seat="s1"), fighter("orc", "B")]
-    state, _ = S.setup(lineup, {"blocked": blocked}, ScriptedDice([]))
-    for kind in ("check_reaction", "check_surprise"):
-        state, _ = S.apply(state, {"type": kind, "skip": True, "note": "known"}, GM, ScriptedDice([]))
-    state, _ = S.apply(state, {"type": "check_distance", "skip": True, "distance": 1}, GM, ScriptedDice([]))
-    state, _ = S.apply(state, {"type": "check_morale", "skip": True}, GM, ScriptedDice([]))
-    return state
-
-
-def put(state: dict[str, Any], cid: str, x: int, y: int) -> dict[str, Any]:
-    state, _ = S.apply(state, {"type": "move", "combatant": cid, "x": x, "y": y}, GM, ScriptedDice([]))
-    return state
+    return new_battle(lineup or [fighter("fig", controller="seat", seat="s1"), fighter("orc", "B")], blocked=blocked)
 
 
 def fig_to_declare(state: dict[str, Any]) -> dict[str, Any]:
     """The DM notes the orc's declaration (none), rolls the order of declaring: the fighter's turn."""
-    state, _ = S.apply(state, {"type": "declare", "combatant": "orc", "kind": "none"}, GM, ScriptedDice([]))
-    state, _ = S.apply(state, {"type": "roll_order"}, GM, ScriptedDice([]))
+    state, _ = RULES.play(state, {"type": "declare", "combatant": "orc", "kind": "none"})
+    state, _ = RULES.play(state, {"type": "roll_order"})
     return state
 
 
@@ -67,19 +58,17 @@ def test_parties_are_placed_off_blocked_squares_and_views_show_them():
 def test_a_declared_move_goes_around_the_wall_within_the_move():
     state = fig_to_declare(put(put(battle(WALL), "fig", 2, 2), "orc", 12, 12))
     with pytest.raises(IllegalDeclaration, match="blocked"):
-        S.apply(state, {"type": "declare", "combatant": "fig", "kind": "move", "x": 4, "y": 2}, SEAT, ScriptedDice([]))
+        RULES.play(state, {"type": "declare", "combatant": "fig", "kind": "move", "x": 4, "y": 2}, SEAT)
     # (6, 2) is 4 inches straight; round the wall's end at (4, 5) it is 2 × √(2² + 3²) ≈ 7.2 inches
-    ok, _ = S.apply(state, {"type": "declare", "combatant": "fig", "kind": "move", "x": 6, "y": 2}, SEAT,
-                    ScriptedDice([]))
+    ok, _ = RULES.play(state, {"type": "declare", "combatant": "fig", "kind": "move", "x": 6, "y": 2}, SEAT)
     assert ok["declarations"]["fig"]["x"] == 6
     slow = fig_to_declare(put(put(battle(WALL, [fighter("fig", controller="seat", seat="s1", move=6),
                                                 fighter("orc", "B")]), "fig", 2, 2), "orc", 12, 12))
     with pytest.raises(IllegalDeclaration, match="at most 6"):
-        S.apply(slow, {"type": "declare", "combatant": "fig", "kind": "move", "x": 6, "y": 2}, SEAT, ScriptedDice([]))
+        RULES.play(slow, {"type": "declare", "combatant": "fig", "kind": "move", "x": 6, "y": 2}, SEAT)
     closed = fig_to_declare(put(put(battle([[4, y] for y in range(20)]), "fig", 2, 2), "orc", 12, 12))
     with pytest.raises(IllegalDeclaration, match="no way"):
-        S.apply(closed, {"type": "declare", "combatant": "fig", "kind": "move", "x": 6, "y": 2}, SEAT,
-                ScriptedDice([]))
+        RULES.play(closed, {"type": "declare", "combatant": "fig", "kind": "move", "x": 6, "y": 2}, SEAT)
 
 
 def test_the_dm_cannot_set_a_token_on_a_blocked_square_and_only_the_dm_blocks():
@@ -88,11 +77,11 @@ def test_the_dm_cannot_set_a_token_on_a_blocked_square_and_only_the_dm_blocks():
         put(state, "fig", 4, 1)
     with pytest.raises((NotPermitted, IllegalDeclaration)):
         S.authorize(state, {"type": "set_blocked", "blocked": []}, SEAT)
-        S.apply(state, {"type": "set_blocked", "blocked": []}, SEAT, ScriptedDice([]))
+        RULES.play(state, {"type": "set_blocked", "blocked": []}, SEAT)
     fig = at(state, "fig")
     with pytest.raises(IllegalDeclaration, match="stands on"):
-        S.apply(state, {"type": "set_blocked", "blocked": [list(fig)]}, GM, ScriptedDice([]))
-    new, events = S.apply(state, {"type": "set_blocked", "blocked": [[0, 0]]}, GM, ScriptedDice([]))
+        RULES.play(state, {"type": "set_blocked", "blocked": [list(fig)]})
+    new, events = RULES.play(state, {"type": "set_blocked", "blocked": [[0, 0]]})
     assert new["blocked"] == [[0, 0]] and events[0]["type"] == "board.blocked"
 
 
@@ -119,12 +108,11 @@ def test_a_charge_goes_round_the_wall_arrives_later_and_its_path_avoids_blocked_
             abs(x - round(x)) == 0.5 or abs(y - round(y)) == 0.5)  # on an edge, never inside
     # resolved: the fighter ends beside the orc, on no blocked square
     state = fig_to_declare(state)
-    state, _ = S.apply(state, {"type": "declare", "combatant": "fig", "kind": "charge", "target": "orc"}, SEAT,
-                       ScriptedDice([]))
-    state, _ = S.apply(state, {"type": "roll_initiative"}, GM, ScriptedDice([6, 1]))
+    state, _ = RULES.play(state, {"type": "declare", "combatant": "fig", "kind": "charge", "target": "orc"}, SEAT)
+    state, _ = RULES.play(state, {"type": "roll_initiative"}, GM, [6, 1])
     charge = next(a for a in state["queue"] if a["combatant"] == "fig")
     assert charge["segment"] == 3
-    state, events = S.apply(state, {"type": "resolve_all"}, GM, ScriptedDice([1, 1]))
+    state, events = RULES.play(state, {"type": "resolve_all"}, GM, [1])  # the charge misses (the orc declared nothing)
     assert any(e["type"] == "charge.arrived" for e in events)
     fig = at(state, "fig")
     assert fig not in blocked and max(abs(fig[0] - 7), abs(fig[1] - 2)) <= 1
@@ -135,9 +123,8 @@ def test_a_charge_that_no_way_leads_to_falls_short_and_stays_off_the_wall():
     state = put(put(battle(wall), "fig", 2, 2), "orc", 7, 2)
     assert S.view_for(state, GM)["charges"]["fig"]["targets"]["orc"]["arrival_segment"] is None
     state = fig_to_declare(state)
-    state, _ = S.apply(state, {"type": "declare", "combatant": "fig", "kind": "charge", "target": "orc"}, SEAT,
-                       ScriptedDice([]))
-    state, _ = S.apply(state, {"type": "roll_initiative"}, GM, ScriptedDice([6, 1]))
-    state, events = S.apply(state, {"type": "resolve_all"}, GM, ScriptedDice([]))
+    state, _ = RULES.play(state, {"type": "declare", "combatant": "fig", "kind": "charge", "target": "orc"}, SEAT)
+    state, _ = RULES.play(state, {"type": "roll_initiative"}, GM, [6, 1])
+    state, events = RULES.play(state, {"type": "resolve_all"})
     assert any(e["type"] == "charge.fell_short" for e in events)
     assert at(state, "fig")[0] < 4

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import copy
-import json
-
 import pytest
 
 from rules import terrain
-from rules.battles_balances import BattlesAndBalances
 from rules.core import Viewer
-from rules.dice import ScriptedDice
 from rules.errors import IllegalDeclaration, InvalidDeclaration, NotPermitted
+from rules.systems.battles_balances import BattlesAndBalances
+from tests.rules.harness import Rules
 
 BB = BattlesAndBalances()
+RULES = Rules(BB)
 GM = Viewer.gm()
 SEAT = Viewer.player("s1")
 WALL = [[4, y] for y in range(0, 6)]  # column 4, rows 0-5 of the 12 × 8 grid
@@ -27,19 +25,9 @@ def fighter(cid, side, x, y, **stats):
 def start(blocked, *, hero=None, foe=None):
     hero_entry = {**fighter("hero", "A", 2, 2, controller="seat", seat="s1"), **(hero or {})}
     foe_entry = {**fighter("foe", "B", 10, 7), **(foe or {})}
-    state, _ = BB.setup([hero_entry, foe_entry], {"blocked": blocked}, ScriptedDice([]))
+    state, _ = RULES.start([hero_entry, foe_entry], {"blocked": blocked})
     assert state["actor"] == "hero"
     return state
-
-
-def act(state, declaration, viewer=SEAT, faces=()):
-    dice = ScriptedDice(faces)
-    frozen = copy.deepcopy(state)
-    BB.authorize(state, declaration, viewer)
-    new, events = BB.apply(state, declaration, viewer, dice)
-    assert state == frozen and dice.remaining == 0
-    json.dumps(new)
-    return new, events
 
 
 def test_setup_keeps_blocked_squares_refuses_a_start_on_one_and_views_show_them():
@@ -53,7 +41,7 @@ def test_setup_keeps_blocked_squares_refuses_a_start_on_one_and_views_show_them(
 def test_a_move_pays_for_every_step_around_the_wall():
     state = start(WALL)
     ap = state["combatants"]["hero"]["ap"]
-    new, events = act(state, {"type": "move", "combatant": "hero", "x": 6, "y": 2})
+    new, events = RULES.play(state, {"type": "move", "combatant": "hero", "x": 6, "y": 2}, SEAT)
     # straight: 4 steps; around the end of the wall at (4, 6): 4 steps down and 4 back up
     assert state["options"]["move_cost"] == 1
     spent = next(e for e in events if e["type"] == "ap.spent")
@@ -69,11 +57,11 @@ def test_the_move_template_lists_only_squares_a_walk_reaches_at_their_walking_co
     assert all(x < 4 for x, _ in squares)
     assert squares[(0, 0)] == 2 and squares[(3, 7)] == 5
     with pytest.raises(IllegalDeclaration, match="no way"):
-        act(state, {"type": "move", "combatant": "hero", "x": 6, "y": 2})
+        RULES.play(state, {"type": "move", "combatant": "hero", "x": 6, "y": 2}, SEAT)
     with pytest.raises(IllegalDeclaration, match="blocked"):
-        act(state, {"type": "move", "combatant": "hero", "x": 4, "y": 2})
+        RULES.play(state, {"type": "move", "combatant": "hero", "x": 4, "y": 2}, SEAT)
     with pytest.raises(IllegalDeclaration, match="blocked"):
-        act(state, {"type": "place", "combatant": "hero", "x": 4, "y": 2}, GM)
+        RULES.play(state, {"type": "place", "combatant": "hero", "x": 4, "y": 2}, GM)
 
 
 def test_a_long_weapon_does_not_reach_around_a_wall():
@@ -84,7 +72,7 @@ def test_a_long_weapon_does_not_reach_around_a_wall():
     legal = BB.view_for(walled, SEAT)["legal"]
     assert not any(t["type"] == "attack" and t["target"] == "foe" for t in legal)
     with pytest.raises(IllegalDeclaration, match="melee reach"):
-        act(walled, {"type": "attack", "combatant": "hero", "target": "foe"})
+        RULES.play(walled, {"type": "attack", "combatant": "hero", "target": "foe"}, SEAT)
     hero = next(c for c in BB.view_for(walled, SEAT)["combatants"] if c["id"] == "hero")
     assert hero["ranges"]["foe"] == "out"
 
@@ -102,21 +90,21 @@ def test_leaving_an_opponents_reach_is_judged_around_blocked_squares():
 def test_only_the_gm_sets_blocked_squares_and_not_under_a_token():
     state = start([])
     with pytest.raises((NotPermitted, IllegalDeclaration)):
-        act(state, {"type": "set_blocked", "blocked": WALL})
+        RULES.play(state, {"type": "set_blocked", "blocked": WALL}, SEAT)
     with pytest.raises(InvalidDeclaration):
-        act(state, {"type": "set_blocked", "blocked": [[12, 0]]}, GM)
+        RULES.play(state, {"type": "set_blocked", "blocked": [[12, 0]]}, GM)
     with pytest.raises(IllegalDeclaration, match="stands on"):
-        act(state, {"type": "set_blocked", "blocked": [[2, 2]]}, GM)
-    new, events = act(state, {"type": "set_blocked", "blocked": WALL}, GM)
+        RULES.play(state, {"type": "set_blocked", "blocked": [[2, 2]]}, GM)
+    new, events = RULES.play(state, {"type": "set_blocked", "blocked": WALL}, GM)
     assert events[0]["type"] == "board.blocked" and new["blocked"] == terrain.clean_blocked(WALL)
     assert new["actor"] == "hero"  # a GM tool, not a turn
     with pytest.raises(IllegalDeclaration, match="blocked"):
-        act(new, {"type": "move", "combatant": "hero", "x": 4, "y": 3})
+        RULES.play(new, {"type": "move", "combatant": "hero", "x": 4, "y": 3}, SEAT)
 
 
 def test_a_computer_player_walks_around_the_wall():
     state = start(WALL, foe={"x": 6, "y": 2, "controller": "computer"})
-    new, _ = act(state, {"type": "pass", "combatant": "hero"})
+    new, _ = RULES.play(state, {"type": "pass", "combatant": "hero"}, SEAT)
     foe = new["combatants"]["foe"]
     assert [foe["x"], foe["y"]] not in new["blocked"]
     assert (foe["x"], foe["y"]) != (6, 2)  # it came round towards the hero

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import copy
-import json
 import math
 
 import pytest
@@ -11,10 +9,12 @@ import pytest
 from rules import terrain
 from rules.core import Viewer
 from rules.dice import ScriptedDice
-from rules.eclipse_phase import EclipsePhase
 from rules.errors import IllegalDeclaration, InvalidDeclaration, NotPermitted
+from rules.systems.eclipse_phase import EclipsePhase
+from tests.rules.harness import Rules
 
 EP = EclipsePhase()
+RULES = Rules(EP)
 GM = Viewer.gm()
 JINX_SEAT = Viewer.player("seat-jinx")
 WALL = [[12, y] for y in range(0, 9)]  # a wall across rows 0-8 of column 12
@@ -37,21 +37,9 @@ def exhuman(**extra):
 
 def start(blocked, *, j=None, e=None):
     """Jinx acts first: initiative d6 6 for Jinx (15), 1 for the Exhuman (9)."""
-    dice = ScriptedDice([6, 1])
-    state, _ = EP.setup([jinx(**(j or {})), exhuman(**(e or {}))], {"blocked": blocked}, dice)
+    state, _ = RULES.start([jinx(**(j or {})), exhuman(**(e or {}))], {"blocked": blocked}, faces=[6, 1])
     assert state["active"] == "jinx"
     return state
-
-
-def play(state, declaration, viewer, faces=()):
-    dice = ScriptedDice(faces)
-    frozen = copy.deepcopy(state)
-    EP.authorize(state, declaration, viewer)
-    new, events = EP.apply(state, declaration, viewer, dice)
-    assert state == frozen
-    assert dice.remaining == 0
-    json.dumps(new)
-    return new, events
 
 
 def test_setup_keeps_the_blocked_squares_and_every_view_shows_them():
@@ -66,13 +54,13 @@ def test_setup_refuses_a_start_on_a_blocked_square_and_places_others_around_them
         start([[10, 5]])
     # automatic places skip blocked squares: side A goes to column 1, odd rows first
     dice = ScriptedDice([6, 1])
-    state, _ = EP.setup([jinx(x=-1, y=-1), exhuman()], {"blocked": [[1, 1], [1, 3]]}, dice)
+    state, _ = RULES.start([jinx(x=-1, y=-1), exhuman()], {"blocked": [[1, 1], [1, 3]]}, dice=dice)
     assert (state["combatants"]["jinx"]["x"], state["combatants"]["jinx"]["y"]) == (1, 5)
 
 
 def test_a_move_goes_around_the_wall_and_costs_the_longer_way():
     state = start(WALL)
-    new, events = play(state, {"type": "move", "combatant": "jinx", "x": 14, "y": 5}, JINX_SEAT)
+    new, events = RULES.play(state, {"type": "move", "combatant": "jinx", "x": 14, "y": 5}, JINX_SEAT)
     moved = next(e for e in events if e["type"] == "combatant.moved")
     # straight it would be 4 m; every way passes the wall's end at (12, 9) or below
     assert moved["data"]["metres"] >= round(math.hypot(2, 4) * 2, 2)
@@ -84,14 +72,14 @@ def test_a_move_goes_around_the_wall_and_costs_the_longer_way():
 def test_no_token_moves_into_a_blocked_square_or_through_a_closed_wall():
     state = start(WALL)
     with pytest.raises(IllegalDeclaration, match="blocked"):
-        play(state, {"type": "move", "combatant": "jinx", "x": 12, "y": 5}, JINX_SEAT)
+        RULES.play(state, {"type": "move", "combatant": "jinx", "x": 12, "y": 5}, JINX_SEAT)
     with pytest.raises(IllegalDeclaration, match="blocked"):  # not even the GM
-        play(state, {"type": "move", "combatant": "jinx", "x": 12, "y": 5}, GM)
+        RULES.play(state, {"type": "move", "combatant": "jinx", "x": 12, "y": 5}, GM)
     closed = start([[12, y] for y in range(16)])
     with pytest.raises(IllegalDeclaration, match="no way"):
-        play(closed, {"type": "move", "combatant": "jinx", "x": 14, "y": 5}, JINX_SEAT)
+        RULES.play(closed, {"type": "move", "combatant": "jinx", "x": 14, "y": 5}, JINX_SEAT)
     # short of the wall the straight line is the way, as before
-    new, events = play(closed, {"type": "move", "combatant": "jinx", "x": 11, "y": 6}, JINX_SEAT)
+    new, events = RULES.play(closed, {"type": "move", "combatant": "jinx", "x": 11, "y": 6}, JINX_SEAT)
     assert events[0]["data"]["metres"] == round(math.sqrt(2), 2)
 
 
@@ -117,7 +105,7 @@ def test_melee_cannot_reach_between_two_blocked_corners():
     assert target["adjacent"] is False
     knife = next(i for i, w in enumerate(state["combatants"]["jinx"]["weapons"]) if w["skill"] == "melee")
     with pytest.raises(IllegalDeclaration, match="out of reach"):
-        play(state, {"type": "attack", "combatant": "jinx", "target": "exh", "weapon": knife}, JINX_SEAT)
+        RULES.play(state, {"type": "attack", "combatant": "jinx", "target": "exh", "weapon": knife}, JINX_SEAT)
     # with one corner open the knife reaches
     open_corner = start([[11, 5]], e={"x": 11, "y": 6})
     target = next(t for t in next(t for t in EP.view_for(open_corner, JINX_SEAT)["legal"]
@@ -128,18 +116,18 @@ def test_melee_cannot_reach_between_two_blocked_corners():
 def test_the_gm_changes_blocked_squares_mid_battle_and_only_the_gm():
     state = start([])
     with pytest.raises((NotPermitted, IllegalDeclaration)):
-        play(state, {"type": "set_blocked", "blocked": WALL}, JINX_SEAT)
+        RULES.play(state, {"type": "set_blocked", "blocked": WALL}, JINX_SEAT)
     with pytest.raises(InvalidDeclaration):
-        play(state, {"type": "set_blocked", "blocked": [[99, 0]]}, GM)
+        RULES.play(state, {"type": "set_blocked", "blocked": [[99, 0]]}, GM)
     with pytest.raises(InvalidDeclaration):
-        play(state, {"type": "set_blocked", "blocked": "everything"}, GM)
+        RULES.play(state, {"type": "set_blocked", "blocked": "everything"}, GM)
     with pytest.raises(IllegalDeclaration, match="stands on"):
-        play(state, {"type": "set_blocked", "blocked": [[10, 5]]}, GM)
-    new, events = play(state, {"type": "set_blocked", "blocked": WALL}, GM)
+        RULES.play(state, {"type": "set_blocked", "blocked": [[10, 5]]}, GM)
+    new, events = RULES.play(state, {"type": "set_blocked", "blocked": WALL}, GM)
     assert events[0]["type"] == "board.blocked" and events[0]["data"]["blocked"] == terrain.clean_blocked(WALL)
     assert EP.view_for(new, Viewer.spectator())["blocked"] == terrain.clean_blocked(WALL)
     with pytest.raises(IllegalDeclaration, match="blocked"):
-        play(new, {"type": "move", "combatant": "jinx", "x": 12, "y": 4}, JINX_SEAT)
-    cleared, _ = play(new, {"type": "set_blocked", "blocked": []}, GM)
-    after, events = play(cleared, {"type": "move", "combatant": "jinx", "x": 14, "y": 5}, JINX_SEAT)
+        RULES.play(new, {"type": "move", "combatant": "jinx", "x": 12, "y": 4}, JINX_SEAT)
+    cleared, _ = RULES.play(new, {"type": "set_blocked", "blocked": []}, GM)
+    after, events = RULES.play(cleared, {"type": "move", "combatant": "jinx", "x": 14, "y": 5}, JINX_SEAT)
     assert events[0]["data"]["metres"] == 4

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rules import Viewer, get_system
+from rules import Viewer, engine, get_system
 from tests.conftest import duel_lineup
 from webapp.app import socketio
 
@@ -45,7 +45,7 @@ def test_the_display_connection_gets_only_the_spectator_projection(app: Any, ser
 
     battle = service.battle(result.battle_id)
     system = get_system("phantoms-bane")
-    assert ack["battle"]["view"] == system.view_for(battle.state, Viewer.spectator())
+    assert ack["battle"]["view"] == engine.project(system, battle.state, Viewer.spectator())
     view = ack["battle"]["view"]
     assert view["combatants"]["jharek"]["has_chosen"] is True
     assert "choice" not in view["combatants"]["jharek"]

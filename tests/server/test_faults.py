@@ -6,7 +6,6 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import threading
 import time
 import urllib.request
@@ -21,6 +20,7 @@ from rules import Viewer
 from tests.conftest import Table, disconnect_now, interrupt, make_app
 from tests.flaky_line import FlakyLine
 from tests.server.test_sockets import choose
+from tests.server_forks import Forked, serve
 from webapp.app import socketio
 from webapp.config import load_config
 from webapp.db import make_engine
@@ -143,14 +143,12 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _serve(instance: Path, port: int, log: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+def _serve(instance: Path, port: int, log: Path, env: dict[str, str] | None = None) -> Forked | subprocess.Popen[bytes]:
     env = {**os.environ, "BATTLEBOARD_INSTANCE": str(instance), "BATTLEBOARD_SECRET_KEY": "faults", "PYTHONUNBUFFERED": "1", **(env or {})}
     for key in ("DATABASE_URL", "BATTLEBOARD_MESSAGE_QUEUE", "BATTLEBOARD_ASYNC_MODE"):
         env.pop(key, None)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "webapp.cli", "serve", "--host", "127.0.0.1", "--port", str(port), "--no-demo"],
-        cwd=REPO, env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT,
-    )
+    # (a fork of the tests' server helper, with the imports done once: tests/server_forks.py)
+    proc = serve(["serve", "--host", "127.0.0.1", "--port", str(port), "--no-demo"], env=env, cwd=REPO, log=log)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:

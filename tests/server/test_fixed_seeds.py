@@ -39,8 +39,8 @@ def test_a_test_seed_gives_every_new_database_the_same_seeds_and_seats(tmp_path:
 
 
 def test_without_a_test_seed_the_seeds_and_seats_are_random(tmp_path: Path) -> None:
-    one = play_a_table(tmp_path / "one")
-    two = play_a_table(tmp_path / "two")
+    one = play_a_table(tmp_path / "one", test_seed=None)
+    two = play_a_table(tmp_path / "two", test_seed=None)
     assert one[0][0] != two[0][0] and set(one[1]).isdisjoint(two[1])
 
 

@@ -22,9 +22,9 @@ from sqlmodel import select
 from rules import available_systems, get_system
 from tests.conftest import make_app
 from tests.server.test_leaks import lineup_for
-from webapp.app import socketio
+from webapp.app import CLIENT_EVENTS, GM_EVENTS, socketio
 from webapp.models import Battle, BattleCommand, BattleEvent, GameTable, Roster, RosterCombatant, Seat
-from webapp.sockets import CLIENT_EVENTS, GM_EVENTS, Hub
+from webapp.sockets import Hub
 
 SYSTEM_IDS = [system.id for system in available_systems()]
 NOTES = "fuzz-notes-9f2c: the dragon is asleep"

@@ -9,8 +9,9 @@ import pytest
 from sqlmodel import Session
 
 from tests.conftest import Table
+from webapp.app import CLIENT_EVENTS, GM_EVENTS
 from webapp.models import GameTable
-from webapp.sockets import CLIENT_EVENTS, EVENT_HANDLERS, GM_EVENTS, ODDS_EVENTS
+from webapp.sockets import EVENT_HANDLERS, ODDS_EVENTS
 
 
 def ask(client: Any, duel: Table, declaration: Any, **extra: Any) -> dict[str, Any]:
@@ -264,7 +265,7 @@ def test_every_system_answers_each_seat_for_its_own_and_leaks_nothing(tmp_path: 
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from rules.odds import olympia as olympia_odds  # noqa: E402
+from rules.systems.olympia import odds as olympia_odds  # noqa: E402
 from tests.server.test_fuzz import IN_CI, KNOWN_CODES, check_answer, fuzzed, json_values  # noqa: E402,F401
 
 ODDS_KEYS = ["type", "combatant", "target", "option", "kind", "weapon", "mode", "battles", "attribute", "difficulty",

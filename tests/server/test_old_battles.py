@@ -194,7 +194,7 @@ def test_an_old_database_opens_and_lists_its_tables(tmp_path: Path, monkeypatch:
 
     assert main(["tables", "--port", "5000"]) == 0  # the start-up of ``battleboard tables``: create_app on the old file
     listed = capsys.readouterr().out
-    for slug, name, _lineup in DEMOS.values():
+    for slug, name, _lineup in (DEMOS[system_id] for system_id in SYSTEMS):  # (the systems the old board had)
         assert f"Table {name!r}" in listed or f'Table "{name}"' in listed
         assert f"/t/{slug}/display" in listed
     assert "(imported)" in listed

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from rules.olympia import MAX_MEN_PER_SIDE
+from rules.systems.olympia.data import MAX_MEN_PER_SIDE
 from webapp.app import socketio
 
 

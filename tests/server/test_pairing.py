@@ -55,7 +55,7 @@ def test_every_viewer_gets_seat_names_and_display_settings(duel: Table) -> None:
     for client in (duel.gm(), duel.alice(), duel.spectator()):
         table = client.emit("sync", {}, callback=True)["table"]
         assert table["seat_names"] == {duel.seat_a.public_id: "Alice", duel.seat_b.public_id: "Bob"}
-        assert table["display"] == {"show_join": False, "show_odds": False}
+        assert table["display"] == {"show_join": False, "show_odds": False, "show_chances": False, "phones_chances": False}
 
 
 def test_the_join_corner_shows_before_the_battle_and_when_the_gm_switches_it_on(app: Any) -> None:
@@ -79,11 +79,11 @@ def test_the_join_corner_shows_before_the_battle_and_when_the_gm_switches_it_on(
     gm.get_received(), spectator.get_received()
 
     ack = gm.emit("display_set", {"show_join": True}, callback=True)
-    assert ack == {"ok": True, "display": {"show_join": True, "show_odds": False}}
+    assert ack == {"ok": True, "display": {"show_join": True, "show_odds": False, "show_chances": False, "phones_chances": False}}
     broadcast = tables_received(spectator)
     assert broadcast and broadcast[-1]["join"]["code"] == code and broadcast[-1]["display"]["show_join"] is True
     assert browser.get(f"/t/{waiting.table.slug}/qr.svg").status_code == 200
-    assert gm.emit("display_set", {"show_join": False, "show_odds": True}, callback=True)["display"] == {"show_join": False, "show_odds": True}
+    assert gm.emit("display_set", {"show_join": False, "show_odds": True}, callback=True)["display"] == {"show_join": False, "show_odds": True, "show_chances": False, "phones_chances": False}
     assert tables_received(spectator)[-1]["join"] is None
     assert browser.get(f"/t/{waiting.table.slug}/qr.svg").status_code == 403
     assert gm_browser(waiting).get(f"/t/{waiting.table.slug}/qr.svg").status_code == 200, "the GM always gets the QR"

@@ -8,7 +8,8 @@ import pytest
 
 from rules.physical import pending
 from tests.conftest import Table
-from webapp.sockets import CLIENT_EVENTS, EVENT_HANDLERS, PHYSICAL_DICE_EVENTS
+from webapp.app import CLIENT_EVENTS
+from webapp.sockets import EVENT_HANDLERS, PHYSICAL_DICE_EVENTS
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from sqlmodel import col, select
 
-from rules import Viewer, available_systems, get_system
+from rules import Viewer, available_systems, engine, get_system
 from rules.core import may_see
 from tests.conftest import Table, duel_lineup
 from tests.server import test_leaks as leaks
@@ -138,7 +138,7 @@ def test_the_public_replay_is_the_spectators_projection_of_every_version(compute
     assert [step["v"] for step in body["steps"]] == sorted(snaps)
     for step in body["steps"]:
         state = snaps[step["v"]]
-        assert step["view"] == as_replayed(system.view_for(state, spectator))
+        assert step["view"] == as_replayed(engine.project(system, state, spectator))
         expected = [
             {"v": e.version, "i": e.index, **e.payload} for e in events if e.version == step["v"] and may_see(e.visibility, spectator, state)
         ]
@@ -174,7 +174,7 @@ def test_the_gm_replay_shows_the_computers_hidden_choices_and_marks_undone_steps
     assert picks and all(e["text"].startswith("The computer picks") and e["data"]["option"] for e in picks)
     system = get_system("phantoms-bane")
     for step in body["steps"]:
-        assert step["view"] == as_replayed(system.view_for(snaps[step["v"]], Viewer.gm()))
+        assert step["view"] == as_replayed(engine.project(system, snaps[step["v"]], Viewer.gm()))
     # the undo: a step of its own; the steps it took back are marked undone
     undo_steps = [s for s in body["steps"] if s["kind"] == "undo"]
     assert len(undo_steps) == 1
@@ -238,7 +238,7 @@ def test_every_systems_replay_keeps_hidden_events_from_the_public(app: Any, syst
         log = list(s.exec(select(BattleEvent).where(BattleEvent.battle_id == battle_id)))
     spectator = Viewer.spectator()
     for step in body["steps"]:
-        assert step["view"] == as_replayed(system.view_for(snaps[step["v"]], spectator))
+        assert step["view"] == as_replayed(engine.project(system, snaps[step["v"]], spectator))
     public_texts = {e.payload.get("text") for e in log if may_see(e.visibility, spectator, snaps[e.version])}
     for e in log:
         if not may_see(e.visibility, spectator, snaps[e.version]) and e.payload.get("text") not in public_texts:

@@ -251,3 +251,17 @@ def test_a_battle_from_before_the_dice_were_committed_reads_not_recorded(tmp_pat
     html = gm_client(app, table).get(f"/t/{table.slug}/battles/{battle_id}/report").get_data(as_text=True)
     assert 'data-testid="report-commitment">not recorded<' in html and 'data-testid="report-seed">not recorded<' in html
     assert service.battle(battle_id).seed not in html
+
+
+def test_the_report_says_whose_dice_ran_hot_or_cold(finished: Any) -> None:
+    """Issue 37: for each player and the GM's side, their dice over the battle as a percentile."""
+    app, battles, _ = finished
+    service = app.extensions["battleboard"].service
+    table, battle_id = battles["phantoms-bane"]
+    report = report_module.build_report(service, battle_id, gm=True)
+    [gm_side] = report["dice"]["luck"]  # (the demo has no players: the GM and the computer roll it all)
+    assert gm_side["who"] == "The GM's side" and 0 <= gm_side["percentile"] <= 100 and gm_side["dice"] > 0
+    with app.test_request_context():
+        html = report_module.render_html(report_module.with_charts(report))
+    assert html.count('data-testid="report-luck"') == 1 and f"percentile {gm_side['percentile']:.0f}:" in html
+    assert f"percentile {gm_side['percentile']:.0f}" in report_module.render_markdown(report)

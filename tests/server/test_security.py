@@ -12,8 +12,8 @@ import pytest
 from sqlmodel import select
 
 from tests.conftest import Table, duel_lineup, make_app
+from webapp.app import GM_EVENTS
 from webapp.models import Battle, BattleCommand, BattleEvent, GameTable, Roster, Seat
-from webapp.sockets import GM_EVENTS
 
 REPO = Path(__file__).resolve().parents[2]
 EVIL = '<script>alert("pwned")</script><img src=x onerror=alert(1)>'
@@ -235,13 +235,16 @@ def gm_payloads(duel: Table) -> dict[str, list[dict[str, Any]]]:
         "roster_load": [{"roster_id": roster.id}, {"roster_id": roster.id, "append": True}],
         "roster_delete": [{"roster_id": roster.id}],
         "board_set": [{"blocked": []}],
+        "fog_set": [{"all": True}, {"add": [[0, 0]]}, {"sight": 3}],
         "battle_share": [{"battle_id": bid, "shareable": True}],
-        "display_set": [{"show_join": True}, {"show_odds": True}],
+        "display_set": [{"show_join": True}, {"show_odds": True}, {"show_chances": True}, {"phones_chances": True}],
         "display_pair": [{"code": "ABCDEF"}],
         "display_unpair": [{"screen": 1}],
         "dice_physical": [{"battle_id": bid, "combatant": "jharek", "physical": True}],
         "survivors_save": [{"battle_id": bid, "name": "stolen"}, {"battle_id": bid, "roster_id": roster.id}],
         "survivors_preview": [{"battle_id": bid}, {"battle_id": bid, "fallen": True}],
+        "hide_combatant": [{"battle_id": bid, "combatant": "monster"}],
+        "reveal_combatant": [{"battle_id": bid, "combatant": "monster"}],
     }
 
 

@@ -10,8 +10,7 @@ import pytest
 from rules.core import Viewer
 from tests.conftest import Table, duel_lineup, make_app
 from webapp import broadcast
-from webapp.app import socketio
-from webapp.sockets import CLIENT_EVENTS, GM_EVENTS
+from webapp.app import CLIENT_EVENTS, GM_EVENTS, socketio
 
 
 def updates(client: Any) -> list[dict[str, Any]]:
@@ -279,6 +278,7 @@ GM_PAYLOADS: dict[str, dict[str, Any]] = {
     "roster_load": {"roster_id": 1},
     "roster_delete": {"roster_id": 1},
     "board_set": {"blocked": []},
+    "fog_set": {"all": True},
     "battle_share": {"shareable": True},
     "display_set": {"show_join": True},
     "display_pair": {"code": "ABCDEF"},
@@ -286,12 +286,14 @@ GM_PAYLOADS: dict[str, dict[str, Any]] = {
     "dice_physical": {"combatant": "jharek", "physical": True},
     "survivors_save": {"name": "survivors"},
     "survivors_preview": {},
+    "hide_combatant": {"combatant": "monster"},
+    "reveal_combatant": {"combatant": "monster"},
 }
 
 
 def test_every_client_event_is_covered() -> None:
     assert set(GM_EVENTS) == set(GM_PAYLOADS)
-    assert set(CLIENT_EVENTS) == set(GM_EVENTS) | {"sync", "declare", "odds", "entropy", "dice_enter"}
+    assert set(CLIENT_EVENTS) == set(GM_EVENTS) | {"sync", "declare", "odds", "entropy", "dice_enter", "roll", "roll_commit", "point"}
 
 
 @pytest.mark.parametrize("event", sorted(GM_PAYLOADS))
@@ -479,7 +481,7 @@ def test_every_seat_gets_its_own_projection_and_idle_seats_share_one(duel: Table
     projected: list[str] = []
     real_project = service.project
     projecting = broadcast.project
-    monkeypatch.setattr(broadcast, "project", lambda battle, viewer, *args: projected.append(viewer.role) or projecting(battle, viewer, *args))
+    monkeypatch.setattr(broadcast, "project", lambda battle, viewer, *args, **kw: projected.append(viewer.role) or projecting(battle, viewer, *args, **kw))
     assert choose(alice, duel, "jharek", "defend")["ok"]
     assert projected.count("player") == 3, "the two fighting seats and one idle seat, not every idle seat"
     battle = service.battle(duel.battle_id)
@@ -559,10 +561,10 @@ def test_the_events_that_change_a_table_are_declared_so() -> None:
     from webapp.sockets import TABLE_EVENTS
 
     assert TABLE_EVENTS == {"assign", "battle_start", "battle_restart", "lineup_set", "options_set", "roster_save", "roster_load",
-                            "roster_delete", "board_set", "display_set", "display_pair", "display_unpair", "survivors_save"}
+                            "roster_delete", "board_set", "fog_set", "display_set", "display_pair", "display_unpair", "survivors_save"}
 
 
-# board_set needs a grid system: tests/server/test_maps.py sends it to every viewer
+# board_set and fog_set need a grid system: tests/server/test_maps.py and test_fog.py send them to every viewer
 @pytest.mark.parametrize("event", sorted(["assign", "battle_start", "battle_restart", "lineup_set", "options_set", "roster_save",
                                           "roster_load", "roster_delete", "display_set", "display_pair", "display_unpair",
                                           "survivors_save"]))

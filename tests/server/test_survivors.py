@@ -17,7 +17,8 @@ from webapp import cli
 from webapp.app import socketio
 from webapp.models import Roster, RosterCombatant
 
-SYSTEM_IDS = [system.id for system in available_systems()]
+#: the systems whose survivors carry on (a system of BATTLEBOARD_SYSTEMS may have no carry-over)
+SYSTEM_IDS = [system.id for system in available_systems() if system.traits.carries_over]
 
 
 def client(app: Any, slug: str, token: str | None) -> Any:

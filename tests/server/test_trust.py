@@ -18,9 +18,8 @@ from PIL import Image
 import tests.server.test_fair_dice as fair_dice
 from tests.conftest import Table, duel_lineup, make_app
 from tests.server.test_security import database_dump
-from webapp.app import socketio
+from webapp.app import CLIENT_EVENTS, socketio
 from webapp.export import export_json, load_document
-from webapp.sockets import CLIENT_EVENTS
 from webapp.verify import verify_document
 
 REPO = Path(__file__).resolve().parents[2]
@@ -331,7 +330,7 @@ def test_an_image_is_bounded_by_its_decoded_pixels_and_uploads_are_limited_per_t
 
 
 def test_a_roster_library_is_capped_and_the_payload_lists_names_and_sizes(duel: Table, monkeypatch: pytest.MonkeyPatch) -> None:
-    from webapp import service as service_module
+    from webapp import rosters as service_module
 
     monkeypatch.setattr(service_module, "MAX_ROSTERS", 3)
     gm = duel.gm()

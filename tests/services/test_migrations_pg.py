@@ -51,9 +51,12 @@ def make_old_postgresql_database(url: str, tmp_path: Path) -> dict[str, int]:
     SQLModel.metadata.create_all(engine)
     with engine.begin() as conn:
         conn.execute(sa.text("ALTER TABLE battle_snapshot DROP COLUMN dice_step"))
+        conn.execute(sa.text("DROP TABLE battle_chances"))  # (migration 0009 makes it)
     assert revision_of(engine) is None
     with old.connect() as source, engine.begin() as target:
         for table in SQLModel.metadata.sorted_tables:  # parents before the rows that refer to them
+            if not sa.inspect(source).has_table(table.name) or not sa.inspect(target).has_table(table.name):
+                continue  # a table of a later migration
             there = [c for c in table.columns if c.name in {col["name"] for col in sa.inspect(source).get_columns(table.name)}]
             rows = [dict(row) for row in source.execute(sa.select(*there)).mappings()]
             if rows:
@@ -75,7 +78,7 @@ def test_an_old_postgresql_database_is_upgraded_at_start_up_and_every_battle_rep
     try:
         assert versions_stored(service.engine) == [HEAD]
         assert differences(service.engine) == []
-        assert row_counts(service.engine) == before
+        assert row_counts(service.engine) == {**before, "battle_chances": 0}  # (a table of its own since)
         battles = replay_every_battle(service)
         assert {b.system_id for b in battles} == set(SYSTEMS)
         running = next(b for b in battles if b.status == "active")  # and a running battle plays on

@@ -9,9 +9,10 @@ else the instance folder's file), under the same lock.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Literal
 
 from alembic import context
+from alembic.autogenerate.api import AutogenContext
 from sqlalchemy.engine import Connection
 from sqlmodel import SQLModel
 from sqlmodel.sql.sqltypes import AutoString, UTCDateTime
@@ -23,7 +24,7 @@ from webapp.db import make_engine, migration_connection
 config = context.config
 
 
-def render_item(kind: str, item: Any, _context: Any) -> str | bool:
+def render_item(kind: str, item: Any, _context: AutogenContext) -> str | Literal[False]:
     """Autogenerate writes SQLModel's column types as the plain SQLAlchemy types they store, so a
     migration needs no import of SQLModel and keeps its meaning if SQLModel's types change."""
     if kind == "type" and isinstance(item, AutoString):

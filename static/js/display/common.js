@@ -21,7 +21,7 @@ function steadyOn(root, view, dims) {
 export function drawGridBoard(root, ctx, spec) {
   const board = (ctx.table && ctx.table.board) || {};
   const looks = board.tokens || {};
-  const tokens = (spec.tokens || []).map((t) => ({
+  const tokens = (spec.tokens || []).filter((t) => Number.isFinite(t.x) && Number.isFinite(t.y)).map((t) => ({
     ...t,
     colour: t.colour || (looks[t.id] && looks[t.id].colour) || null,
     portrait: t.portrait || (looks[t.id] && looks[t.id].portrait) || null,
@@ -55,6 +55,7 @@ export function drawGridBoard(root, ctx, spec) {
     minText,
     map: spec.map !== undefined ? spec.map : board.map || null,
     blocked: spec.blocked || board.blocked || [],
+    fog: spec.fog || (document.body.classList.contains("replay-body") ? [] : board.fog || []), // (a replay shows the battle whole)
     zoomable: ctx.mode === "watch",
   });
   // written only when they change: renderGrid keeps the svg from one update to the next, and a write
