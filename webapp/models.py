@@ -6,7 +6,9 @@ import secrets
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from sqlalchemy import JSON, Column, LargeBinary, Table, Text, UniqueConstraint, false
+from sqlalchemy import JSON, Column, Integer, LargeBinary, Table, Text, UniqueConstraint, event, false, update
+from sqlalchemy.engine import Connection
+from sqlalchemy.orm import Mapper
 from sqlmodel import Field, SQLModel
 
 
@@ -41,6 +43,8 @@ class GameTable(SQLModel, table=True):
     """One group's session: a rule system, a GM, the players' seats and the current battle."""
 
     __tablename__ = "game_table"
+    #: the revision a write raises (:func:`_table_changed`) comes back with the write (RETURNING)
+    __mapper_args__ = {"eager_defaults": True}
 
     id: int | None = Field(default=None, primary_key=True)
     slug: str = Field(index=True, unique=True, max_length=32)
@@ -66,6 +70,10 @@ class GameTable(SQLModel, table=True):
     #: over it (None: a lineup built by hand, or mixed from several rosters). A plain number, no
     #: foreign key: deleting the roster leaves it pointing nowhere, which the service reads as None
     roster_id: int | None = Field(default=None)
+    #: raised by every change to the table or its seats (:func:`_table_changed`, in the change's own
+    #: write): a page keeps the table payload of the highest revision it was given, so a payload read
+    #: before an edit and delivered after it never draws the table as it was
+    revision: int = Field(default=0, sa_column=Column(Integer, nullable=False, default=0, server_default="0"))
 
 
 class Seat(SQLModel, table=True):
@@ -77,6 +85,23 @@ class Seat(SQLModel, table=True):
     name: str = Field(max_length=40)
     token: str = Field(index=True, unique=True, max_length=64)
     created_at: datetime = Field(default_factory=utcnow)
+
+
+@event.listens_for(GameTable, "before_update")
+def _table_changed(_mapper: Mapper[Any], _connection: Connection, table: GameTable) -> None:
+    """Every write of a table raises its revision, in the database (two writes at once raise it
+    twice); the row's revision is read again when next asked for (as ``refresh`` does)."""
+    table.revision = GameTable.revision + 1  # a SQL expression, evaluated in the UPDATE
+
+
+@event.listens_for(Seat, "after_insert")
+@event.listens_for(Seat, "after_update")
+@event.listens_for(Seat, "after_delete")
+def _seat_changed(_mapper: Mapper[Any], connection: Connection, seat: Seat) -> None:
+    """A seat joining, renamed or gone changes its table's payload: the table's revision goes up, in
+    the same transaction."""
+    tables = table_of(GameTable)
+    connection.execute(update(tables).where(tables.c.id == seat.table_id).values(revision=tables.c.revision + 1))
 
 
 class Roster(SQLModel, table=True):

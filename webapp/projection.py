@@ -104,6 +104,8 @@ def table_payload(table: GameTable, viewer: Viewer, seats: list[Seat], *, join: 
         "seat_names": {s.public_id: s.name for s in seats},
         "display": display_settings(table.display),
         "join": join,
+        # the table's revision (:attr:`webapp.models.GameTable.revision`): a page keeps the newest
+        "revision": table.revision,
     }
     if viewer.role == "player":
         mine = next((s for s in seats if s.public_id == viewer.seat), None)

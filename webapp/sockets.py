@@ -270,15 +270,17 @@ class Hub:
         if cleared or result.hiding_changed:  # (a hidden combatant's token look: webapp/hiding.py)
             self.table_changed(TableChanged(result.table_id))
 
-    def table_changed(self, change: TableChanged) -> None:
+    def table_changed(self, change: TableChanged) -> int:
         """Every room of a table gets its view of the table again (after a lineup, an option, a roster,
         the board, a screen, a seat or the battle changed): the table and its seats as the change
-        passed them along, else read once for all the rooms, with what the GM's view carries."""
+        passed them along, else read once for all the rooms, with what the GM's view carries. Returns
+        the table's revision as sent."""
         table, seats = change.table, change.seats
         if table is None or seats is None:
             table, seats = self.service.table(table_id=change.table_id), self.service.seats(change.table_id)
         self.seats_now(change.table_id, [seat.public_id for seat in seats])
         self.broadcast.table_changed(table, seats, join=self.join_of(table), shelf=self.console_shelf(table))
+        return table.revision
 
     def install(self) -> None:
         """Register the socket handlers with this app's Socket.IO server (after ``init_app``). The
@@ -397,7 +399,8 @@ def _run(hub: Hub, sid: str, name: str, fn: Callable[..., dict[str, Any]], gm_on
         result = fn(hub, conn, payload)
         if name in TABLE_EVENTS:  # the one route of a table's changes from the sockets
             known = (result.table, result.seats) if isinstance(result, TableAck) else (None, None)
-            hub.table_changed(TableChanged(conn.table_id, *known))
+            # the sender learns the revision its change made: it keeps no table payload older than it
+            return {"ok": True, **(result or {}), "revision": hub.table_changed(TableChanged(conn.table_id, *known))}
         return {"ok": True, **(result or {})}
     except Exception as exc:  # every failure becomes a clear error to the sender only
         reply = _error(exc)

@@ -9,8 +9,11 @@ export function connect({ table, token, onTable, onBattle, onStatus, onError }) 
   // says): a clock that runs on the page (AD&D's declaration clock) counts in the server's time;
   // undone: the versions the server says an undo took back (every log strikes their lines through);
   // undo: for the GM, the step an undo would take back now ({v, name, lines}, or null)
+  // revision: the table payload's revision this page holds; revisionFloor: the highest revision the
+  // server named (a payload or the answer to this page's own change of the table): an older table
+  // payload (a sync answered late, two broadcasts crossing) is not drawn over a newer one
   const state = { battleId: null, v: 0, events: [], view: null, system: null, stamp: null, clockOffset: null, yours: [], seatsPlaying: null,
-    undone: new Set(), undo: null };
+    undone: new Set(), undo: null, revision: -1, revisionFloor: -1 };
   // eslint-disable-next-line no-undef
   const socket = io({ auth: { table, token: token || null }, transports: ["websocket", "polling"], reconnectionDelayMax: 3000 });
 
@@ -22,7 +25,10 @@ export function connect({ table, token, onTable, onBattle, onStatus, onError }) 
       }
       socket.timeout(timeout).emit(event, payload, (err, ack) => {
         if (err) resolve({ ok: false, error: "The server did not answer in time.", code: "timeout" });
-        else resolve(ack || { ok: false, error: "No answer" });
+        else {
+          if (ack && typeof ack.revision === "number") state.revisionFloor = Math.max(state.revisionFloor, ack.revision);
+          resolve(ack || { ok: false, error: "No answer" });
+        }
       });
     });
   }
@@ -51,6 +57,9 @@ export function connect({ table, token, onTable, onBattle, onStatus, onError }) 
 
   let fogSeen = null; // the fog of the last table: when it changes, what stands in it may show or hide
   function takeTable(table) {
+    const revision = table && typeof table.revision === "number" ? table.revision : null;
+    if (revision !== null && revision < Math.max(state.revision, state.revisionFloor)) return false; // older than what it has
+    if (revision !== null) state.revision = revision;
     state.stamp = table ? table.stamp : null; // what the heartbeat compares with
     const fog = JSON.stringify((table && table.board && table.board.fog) || []);
     const fogChanged = fogSeen !== null && fog !== fogSeen;
@@ -75,6 +84,7 @@ export function connect({ table, token, onTable, onBattle, onStatus, onError }) 
   // "live" once connected, caught up and drawn: a page that says live shows the table as it is (a
   // GM typing into a form the first sync then draws again would lose what was typed)
   socket.on("connect", async () => {
+    state.revision = -1; state.revisionFloor = -1; // (a new connection: nothing older is on its way)
     try { await sync(); } finally { if (socket.connected) onStatus("live"); }
   });
   socket.on("disconnect", () => onStatus("reconnecting"));

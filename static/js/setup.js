@@ -9,6 +9,8 @@ let editing = null; // index of the lineup entry being edited, "new", {preset}, 
 let latest = null; // the last [root, table, ctx] drawn, so a re-draw always uses the newest table
 let draft = null; // the lineup as our own unanswered edits left it
 let inflight = 0; // lineup edits sent and not yet answered
+let awaited = -1; // the table revision the last answered edit made: its draft stands until a table that new is drawn
+let sending = Promise.resolve(); // the lineup edits go one after another: the server applies them in the GM's order
 const edits = new Set(); // their promises: "Start battle" waits for them (the server may handle two events of one page at once)
 
 function redraw() {
@@ -121,8 +123,11 @@ export function renderNotes(root, table, ctx) {
 
 export function renderSetup(root, table, ctx) {
   latest = [root, table, ctx];
-  // While an edit is on its way, later edits build on it, not on the last lineup the server echoed.
-  const lineup = ((inflight > 0 && draft) || table.lineup || []).map((e) => ({ ...e }));
+  // While an edit is on its way (or the table it made is not here yet), later edits build on it,
+  // not on the last lineup the server echoed.
+  const revision = typeof table.revision === "number" ? table.revision : Infinity;
+  if (inflight === 0 && revision >= awaited) draft = null;
+  const lineup = (draft || table.lineup || []).map((e) => ({ ...e }));
   const fields = table.forms.combatant;
   const emit = async (event, payload) => {
     const ack = await ctx.conn.emit(event, payload);
@@ -132,14 +137,18 @@ export function renderSetup(root, table, ctx) {
   const saveLineup = async (next) => {
     draft = next.map((e) => ({ ...e }));
     inflight += 1;
-    const sent = emit("lineup_set", { lineup: next });
+    const lineupNow = next.map((e) => ({ ...e }));
+    const sent = sending.then(() => emit("lineup_set", { lineup: lineupNow }));
+    sending = sent.catch(() => {});
     edits.add(sent);
     try {
-      return await sent;
+      const ack = await sent;
+      if (ack.ok && typeof ack.revision === "number") awaited = Math.max(awaited, ack.revision);
+      return ack;
     } finally {
       edits.delete(sent);
       inflight -= 1;
-      if (inflight === 0) draft = null;
+      if (inflight === 0 && (latest ? (latest[1].revision ?? Infinity) : Infinity) >= awaited) draft = null;
     }
   };
   // the battle starts from the lineup the GM sees: the edits still on their way are answered first

@@ -574,12 +574,32 @@ def test_a_table_change_sends_every_room_its_table_once(duel: Table, event: str)
     payload = _table_event_payload(duel, event)
     for client in (gm, alice, bob, spectator):
         client.get_received()
+    before = gm.emit("sync", {}, callback=True)["table"]["revision"]
+    gm.get_received()
     ack = gm.emit(event, payload, callback=True)
     assert ack["ok"], ack
     for client in (gm, alice, bob, spectator):
         tables = [m["args"][0] for m in client.get_received() if m["name"] == "table"]
         assert len(tables) == 1, (event, len(tables))
         assert tables[0] == client.emit("sync", {}, callback=True)["table"]
+        # the sender's answer names the revision sent; it is no lower than before the change
+        assert tables[0]["revision"] == ack["revision"] >= before, (event, before, ack["revision"])
+
+
+def test_every_change_of_a_table_or_its_seats_raises_its_revision(duel: Table) -> None:
+    """A page keeps the newest table payload by its revision (static/js/connection.js): a payload read
+    before an edit (a sync answered late) is older than the edit's answer, so it is not drawn over it."""
+    gm = duel.gm()
+    stale = gm.emit("sync", {}, callback=True)["table"]
+    first = gm.emit("lineup_set", {"lineup": duel_lineup()}, callback=True)
+    second = gm.emit("options_set", {"options": {}}, callback=True)
+    assert stale["revision"] < first["revision"] < second["revision"]
+    duel.service.join(duel.table.join_code, "Carol")  # a seat joining changes the table's payload too
+    after_join = gm.emit("sync", {}, callback=True)["table"]
+    assert after_join["revision"] > second["revision"] and "Carol" in json.dumps(after_join["seats"])
+    refused = gm.emit("lineup_set", {"lineup": "everyone"}, callback=True)
+    assert refused["ok"] is False and "revision" not in refused
+    assert gm.emit("sync", {}, callback=True)["table"]["revision"] == after_join["revision"]
 
 
 def test_a_refused_table_change_sends_no_table(duel: Table) -> None:
