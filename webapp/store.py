@@ -473,7 +473,7 @@ SELECT t.id, t.slug, t.name, t.system_id, t.join_code, t.gm_token, t.lineup::tex
        (SELECT json_agg(json_build_object('id', s.id, 'public_id', s.public_id, 'name', s.name, 'token', s.token,
                                           'created_at', s.created_at) ORDER BY s.id)
         FROM seat s WHERE s.table_id = t.id)::text,
-       t.display::text, t.board::text, t.roster_id
+       t.display::text, t.board::text, t.roster_id, t.revision
 FROM game_table t WHERE t.id = %(table_id)s
 """
 _PG_START_WRITE = """
@@ -490,9 +490,10 @@ WITH started AS (
     SELECT started.id, 1, (e.value ->> 'index')::integer, e.value ->> 'type', e.value ->> 'visibility', e.value -> 'payload', %(at)s
     FROM started, json_array_elements(%(events)s) AS e(value)
 ), pointed AS (
-    UPDATE game_table SET battle_id = (SELECT id FROM started) WHERE id = %(table_id)s::integer
+    UPDATE game_table SET battle_id = (SELECT id FROM started), revision = revision + 1 WHERE id = %(table_id)s::integer
+    RETURNING revision
 )
-SELECT id FROM started
+SELECT id, (SELECT revision FROM pointed) FROM started
 """
 
 
@@ -602,7 +603,7 @@ class PostgresCommandStore(CoreCommandStore):
                 return None
             table, seats = found  # the read brings the board (blocked squares) and display settings along
             new = make(table, seats)
-            battle_id = self.start_write(conn, table, new.state, new.seed, new.status, new.events, utcnow(), new.setup)
+            battle_id, table.revision = self.start_write(conn, table, new.state, new.seed, new.status, new.events, utcnow(), new.setup)
         table.battle_id = battle_id
         return Started(battle_id, table, seats, new)
 
@@ -615,7 +616,7 @@ class PostgresCommandStore(CoreCommandStore):
             id=row[0], slug=row[1], name=row[2], system_id=row[3], join_code=row[4], gm_token=row[5],
             lineup=wire.loads(row[6]), options=wire.loads(row[7]), gm_notes=row[8], battle_id=row[9], created_at=row[10],
             library=row[11], display=wire.loads(row[13]) if row[13] else None,
-            board=wire.loads(row[14]) if row[14] else None, roster_id=row[15],
+            board=wire.loads(row[14]) if row[14] else None, roster_id=row[15], revision=row[16],
         )
         seats = [
             Seat(id=s["id"], table_id=table_id, public_id=s["public_id"], name=s["name"], token=s["token"],
@@ -625,14 +626,16 @@ class PostgresCommandStore(CoreCommandStore):
         return table, seats
 
     def start_write(self, conn: Any, table: GameTable, state: dict[str, Any], seed: str, status: str,
-                    events: list[dict[str, Any]], at: datetime, setup: dict[str, Any] | None = None) -> int:
+                    events: list[dict[str, Any]], at: datetime, setup: dict[str, Any] | None = None) -> tuple[int, int]:
         """Write a table's new battle (its row, first snapshot and events) and make it the table's
-        battle, in one statement; the new battle's id."""
+        battle (raising the table's revision), in one statement; the new battle's id and the table's
+        revision."""
         Json = self._json
         params = {"table_id": table.id, "system_id": table.system_id, "state": Json(state), "seed": seed, "status": status,
                   "at": at, "events": Json(_pg_events(event_rows(0, 1, events, at))), "setup": Json(setup)}
         # a broken connection: connection() discards it and answers DatabaseUnavailable
-        return int(conn.pg.execute(_PG_START_WRITE, params).fetchone()[0])
+        battle_id, revision = conn.pg.execute(_PG_START_WRITE, params).fetchone()
+        return int(battle_id), int(revision)
 
 
 class _PgHandle:

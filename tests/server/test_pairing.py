@@ -79,7 +79,8 @@ def test_the_join_corner_shows_before_the_battle_and_when_the_gm_switches_it_on(
     gm.get_received(), spectator.get_received()
 
     ack = gm.emit("display_set", {"show_join": True}, callback=True)
-    assert ack == {"ok": True, "display": {"show_join": True, "show_odds": False, "show_chances": False, "phones_chances": False}}
+    assert ack == {"ok": True, "display": {"show_join": True, "show_odds": False, "show_chances": False, "phones_chances": False},
+                   "revision": ack["revision"]}
     broadcast = tables_received(spectator)
     assert broadcast and broadcast[-1]["join"]["code"] == code and broadcast[-1]["display"]["show_join"] is True
     assert browser.get(f"/t/{waiting.table.slug}/qr.svg").status_code == 200
@@ -146,7 +147,7 @@ def test_a_screen_is_paired_by_code_shows_the_display_and_goes_back_when_unpaire
     again = gm.emit("display_pair", {"code": code}, callback=True)
     assert again["ok"] is False and again["code"] == "not_found", "a code pairs once"
 
-    assert gm.emit("display_unpair", {"screen": screen_id}, callback=True) == {"ok": True}
+    assert {**gm.emit("display_unpair", {"screen": screen_id}, callback=True), "revision": None} == {"ok": True, "revision": None}
     assert tables_received(gm)[-1]["screens"] == []
     assert tv.get("/screen/status").get_json() == {"state": "new"}
     assert tv.get(f"/screen/t/{duel.table.slug}").status_code == 302
