@@ -102,6 +102,32 @@ def fixed_seeds() -> Iterator[str]:
     patch.undo()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def screenshots_taken_again() -> Iterator[None]:
+    """A screenshot that Chromium could not take at that moment ("Unable to capture screenshot": the
+    page between two navigations or not yet painted, seen on a busy machine) is taken again once the
+    page has loaded, up to three times: a screenshot is for looking at, never what a test asserts."""
+    from playwright.sync_api import Error, Page
+
+    original = Page.screenshot
+
+    def screenshot(page: Page, *args: Any, **kwargs: Any) -> bytes:
+        for attempt in range(3):
+            try:
+                return original(page, *args, **kwargs)
+            except Error as exc:
+                if "Unable to capture screenshot" not in str(exc) or attempt == 2:
+                    raise
+                page.wait_for_load_state()
+                page.wait_for_timeout(250)
+        raise AssertionError("unreachable")
+
+    patch = pytest.MonkeyPatch()
+    patch.setattr(Page, "screenshot", screenshot)
+    yield
+    patch.undo()
+
+
 @pytest.fixture(autouse=True)
 def fixed_client_seeds(request: pytest.FixtureRequest) -> Iterator[None]:
     """Every context a test opens (``browser.new_context``, ``browser.new_page``) gets the seeded
