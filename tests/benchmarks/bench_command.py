@@ -33,12 +33,16 @@ def pct(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))] * 1000
 
 
-def run(database_url: str, commands: int, background_checkpoints: bool = True) -> None:
+def run(database_url: str, commands: int, background_checkpoints: bool = True, chances_seconds: float = 0.0) -> None:
     from rules import Viewer, get_system
     from webapp.app import create_app, hub
     from webapp.db import checkpoint_in_background
 
-    app = create_app(database_url=database_url, async_mode="threading", secret_key="bench", message_queue=None)
+    # the live chances off by default: their worker (up to a second of playouts after every update,
+    # by design beside the command path) would otherwise share this process's interpreter with the
+    # commands sent every 10 ms here, and its CPU would count as theirs (``--live-chances`` keeps it)
+    app = create_app(database_url=database_url, async_mode="threading", secret_key="bench", message_queue=None,
+                     chances_seconds=chances_seconds)
     service = hub(app).service
     if background_checkpoints and checkpoint_in_background(service.engine):  # as a serving process does
         print("SQLite: the write-ahead log is checkpointed by a thread of its own")
@@ -97,10 +101,12 @@ def main() -> int:
     parser.add_argument("--synchronous-commit", choices=["on", "off"], default="on", help="PostgreSQL (a diagnosis: the commit's flush)")
     parser.add_argument("--no-background-checkpoints", action="store_true",
                         help="SQLite (a diagnosis): leave the log's checkpoints to the commits, as before")
+    parser.add_argument("--live-chances", type=float, default=0.0, metavar="SECONDS",
+                        help="the live chances' time per update (0, the default: off, the command path alone)")
     args = parser.parse_args()
     if args.database == "sqlite":
         with tempfile.TemporaryDirectory() as work:
-            run(f"sqlite:///{Path(work) / 'battleboard.sqlite3'}", args.commands, not args.no_background_checkpoints)
+            run(f"sqlite:///{Path(work) / 'battleboard.sqlite3'}", args.commands, not args.no_background_checkpoints, args.live_chances)
         return 0
     import psycopg
 
@@ -111,7 +117,7 @@ def main() -> int:
             conn.execute(f'ALTER DATABASE "{name}" SET synchronous_commit = off')
     try:
         print(f"synchronous_commit = {args.synchronous_commit}")
-        run(args.pg.rsplit("/", 1)[0] + "/" + name, args.commands)
+        run(args.pg.rsplit("/", 1)[0] + "/" + name, args.commands, chances_seconds=args.live_chances)
     finally:
         with psycopg.connect(args.pg, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
