@@ -239,19 +239,25 @@ class LiveChances:
             return bool(self._notes)
 
     def keep(self, note: Note, message: dict[str, Any]) -> None:
-        """Store the chances of the note's version (the replay and the report read them back)."""
-        try:
-            with self.hub.service.session() as s:
-                found = s.exec(select(BattleChances).where(BattleChances.battle_id == note.battle_id,
-                                                           BattleChances.version == note.version)).first()
-                if found is None:
-                    s.add(BattleChances(battle_id=note.battle_id, version=note.version, payload=message))
-                else:
-                    found.payload = message
-                    s.add(found)
-                s.commit()
-        except Exception:  # another process kept the same version meanwhile, or the database is away
-            log.warning("could not keep the chances of battle %s, version %s", note.battle_id, note.version)
+        """Store the chances of the note's version (the replay and the report read them back); tried
+        three times (another process keeping the same version meanwhile, the database busy a moment)."""
+        for attempt in range(3):
+            try:
+                with self.hub.service.session() as s:
+                    found = s.exec(select(BattleChances).where(BattleChances.battle_id == note.battle_id,
+                                                               BattleChances.version == note.version)).first()
+                    if found is None:
+                        s.add(BattleChances(battle_id=note.battle_id, version=note.version, payload=message))
+                    else:
+                        found.payload = message
+                        s.add(found)
+                    s.commit()
+                return
+            except Exception as exc:  # noqa: BLE001  (the chances are kept at best: never the worker's end)
+                if attempt == 2:
+                    log.warning("could not keep the chances of battle %s, version %s: %s", note.battle_id, note.version, exc)
+                    return
+                self.hub.socketio.sleep(0.1 * (attempt + 1))
 
     def remember(self, note: Note, message: dict[str, Any]) -> None:
         with self._guard:

@@ -306,8 +306,9 @@ def test_a_duels_estimate_is_replaced_by_its_exact_chances_once_worked_out(app: 
     battle = service.battle(duel.battle_id)
     assert battle.version == v
     assert {s["side"]: s["p"] for s in exact["sides"]} == pytest.approx(chances.chances(get_system("phantoms-bane"), battle.state, seed="x").sides, abs=1e-4)
+    idle(app, timeout=60)  # (kept just after it is sent)
     kept_by = time.monotonic() + 30
-    while True:  # (kept just after it is sent)
+    while True:
         with service.session() as session:
             if kept(session, duel.battle_id)[v]["method"] == "exact":
                 break
