@@ -232,7 +232,32 @@ export function renderOptions(root, table, ctx) {
   }
   // keep what the GM is typing when another update arrives
   if (root.contains(document.activeElement) && root.querySelector("form")) return;
-  replace(root, optionsForm(table, (options) => emit("options_set", { options })));
+  const before = root.querySelector("form.options-form");
+  const form = optionsForm(table, async (options) => {
+    const ack = await emit("options_set", { options });
+    // saved: the table's options are what the form sent (a field changed again meanwhile stays changed)
+    const current = root.querySelector("form.options-form");
+    if (ack.ok && current) {
+      for (const f of table.forms.options) if (readField(f, current) === options[f.name]) current.__changed.delete(f.name);
+    }
+    return ack;
+  });
+  // a field the GM changed and has not saved yet keeps its value when an update draws the form
+  // again (a player joining, a lineup edit's echo): the other fields show the table's options
+  if (before) carryChanged(before, form);
+  replace(root, form);
+}
+
+/** The fields of ``from`` the GM changed since it was drawn, with their values, into ``to``. */
+function carryChanged(from, to) {
+  for (const name of from.__changed || []) {
+    const old = from.elements.namedItem(name);
+    const now = to.elements.namedItem(name);
+    if (!old || !now || now.type !== old.type) continue;
+    if (old.type === "checkbox") now.checked = old.checked;
+    else now.value = old.value;
+    to.__changed.add(name);
+  }
 }
 
 export function renderRosters(root, table, ctx) {
@@ -329,6 +354,11 @@ function optionsForm(table, onSave) {
     fields.map((f) => h("label", { title: f.help || "" }, h("span", {}, f.label), fieldInput(f, table.options[f.name]))),
     fields.some((f) => f.help) ? h("ul", { class: "option-help" }, fields.filter((f) => f.help).map((f) => h("li", {}, h("strong", {}, f.label), `: ${f.help}`))) : null,
     h("button", { type: "submit", dataset: { testid: "options-save" } }, "Save options"));
+  // the fields the GM changed since the form was drawn (see carryChanged)
+  form.__changed = new Set();
+  const changed = (ev) => { if (ev.target.name) form.__changed.add(ev.target.name); };
+  form.addEventListener("input", changed);
+  form.addEventListener("change", changed);
   form.addEventListener("submit", (ev) => {
     ev.preventDefault();
     const values = {};

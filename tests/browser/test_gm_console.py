@@ -179,6 +179,43 @@ def test_what_the_gm_types_in_the_combatant_form_survives_a_player_joining(brows
         phone_ctx.close()
 
 
+def test_an_option_the_gm_changed_survives_a_table_update_and_is_what_is_saved(browser: Any, live_server: LiveServer) -> None:
+    """The GM changes an option and, before saving, the table changes (a player joins): the options
+    panel is drawn again from the table, but the changed field keeps the GM's value, and the save
+    sends it (a save of the table's old value here once left a real-dice duel on the board's dice)."""
+    from tests.browser.test_duel import PHONE, join_as
+
+    gm_ctx, phone_ctx = browser.new_context(viewport={"width": 1280, "height": 800}), browser.new_context(**PHONE)
+    try:
+        gm, phone = gm_ctx.new_page(), phone_ctx.new_page()
+        spy = SocketSpy(gm)
+        create_table(gm, live_server, "Options", "phantoms-bane", ("Jharek", "Wild Monster"))
+        gm.click("[data-testid=tab-options]")
+        who_rolls = gm.locator("[data-testid=panel-options] select[name=who_rolls]")
+        expect(who_rolls).to_have_value("board")
+        who_rolls.select_option("players")
+        gm.click("[data-testid=tab-lineup]")  # the focus leaves the panel: an update draws it again
+        join_as(phone, gm, "Alice")
+        for _ in range(100):
+            if '"Alice"' in spy.text():
+                break
+            gm.wait_for_timeout(100)
+        assert '"Alice"' in spy.text(), "the GM's page never got the table with the new seat"
+        expect(gm.locator("[data-testid=lineup-controller-0] >> option:has-text('Player: Alice')")).to_be_attached()
+        gm.click("[data-testid=tab-options]")
+        expect(who_rolls).to_have_value("players")
+        expect(gm.locator("[data-testid=panel-options] input[name=escape_impossible]")).not_to_be_checked()
+        gm.click("[data-testid=options-save]")
+        expect(gm.locator("[data-testid=notice]")).to_contain_text("Options saved")
+        gm.reload()  # what the table keeps
+        gm.wait_for_selector("[data-testid=connection-status][data-state=live]")
+        gm.click("[data-testid=tab-options]")
+        expect(who_rolls).to_have_value("players")
+    finally:
+        gm_ctx.close()
+        phone_ctx.close()
+
+
 def test_the_battle_controls_stay_put_while_the_battle_goes_on(browser: Any, live_server: LiveServer) -> None:
     """The Battle panel's controls (who plays whom, the download and share switch) are drawn again
     only when what they show changes: a GM choosing who plays a unit keeps the list and the focus
