@@ -430,14 +430,15 @@ class RuleSystem:
         """The combatants of the view's part (``combatants``: a list of entries with ``id``, or a
         dict of them by id) in the one list form (:data:`FIGHTER_KEYS`)."""
         listed = view.get("combatants") or []
-        entries = ([{**c, "id": c.get("id", cid)} for cid, c in listed.items()] if isinstance(listed, Mapping)
-                   else [c for c in listed if isinstance(c, Mapping)])
+        entries = ([(c.get("id", cid), c) for cid, c in listed.items() if isinstance(c, Mapping)] if isinstance(listed, Mapping)
+                   else [(c.get("id"), c) for c in listed if isinstance(c, Mapping)])
+        out = self.view_fighter_out
         fighters = []
-        for c in entries:
-            fighter = {"id": c.get("id"), "name": c.get("name"), "side": c.get("side"), "controller": c.get("controller")}
+        for cid, c in entries:
+            fighter = {"id": cid, "name": c.get("name"), "side": c.get("side"), "controller": c.get("controller")}
             if "seat" in c:
                 fighter["seat"] = c["seat"]
-            fighter["out"] = bool(self.view_fighter_out(c))
+            fighter["out"] = bool(out(c))
             fighters.append(fighter)
         return fighters
 

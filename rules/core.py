@@ -360,6 +360,23 @@ def clone(value: Any) -> Any:
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
+class Owned(dict[str, Any]):
+    """A battle's state that the engine copied for one command (:func:`rules.engine.step`): a system's
+    ``apply`` changes it in place (:func:`own`) rather than copying it again. Any other state handed
+    to ``apply`` (by the odds, the chances, the tests) is copied first, and left as it was."""
+
+
+def own(state: Mapping[str, Any]) -> State:
+    """The state a system's ``apply`` may change: the engine's copy for the command itself, any
+    other a copy of it.
+
+    >>> given = {"round": 1}
+    >>> own(given) is given, own(engine_copy := Owned(given)) is engine_copy
+    (False, True)
+    """
+    return state if type(state) is Owned else clone(state)
+
+
 def require(
     declaration: Mapping[str, Any], key: str, kind: type | tuple[type, ...], what: str | None = None
 ) -> Any:

@@ -15,6 +15,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import random
 from collections.abc import Iterable, Sequence
@@ -88,8 +89,10 @@ def derive_seed(seed: str, label: str | int) -> str:
     return hashlib.sha256(f"{seed}/{label}".encode()).hexdigest()[:32]
 
 
+@functools.lru_cache(maxsize=1024)
 def commitment(seed: str) -> str:
-    """What the board publishes when a battle starts: SHA-256 of the seed's UTF-8 text, in lowercase hex."""
+    """What the board publishes when a battle starts: SHA-256 of the seed's UTF-8 text, in lowercase hex
+    (kept for the battles in play: every viewer's update of every command shows it)."""
     return hashlib.sha256(seed.encode("utf-8")).hexdigest()
 
 

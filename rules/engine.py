@@ -23,8 +23,9 @@ same way :func:`step` finishes every other command.
 What :func:`step` does, in this order (the order is part of the stored battles' format: the
 verifier demands the same events, so it never changes):
 
-1. copies the state once; the state it is given is never changed, and the state it returns shares
-   nothing with it (the systems still make copies of their own until each moves into its folder);
+1. copies the state once (:class:`rules.core.Owned`: the system's ``apply`` changes that copy in
+   place and makes none of its own); the state it is given is never changed, and the state it
+   returns shares nothing with it;
 2. a declaration on an ended battle is refused unless the system lists it in
    ``declarations_after_end``; ``end`` on an ended battle and typed faces when no roll is due are
    refused too;
@@ -73,7 +74,7 @@ from typing import Any
 
 from . import hiding, physical, roller
 from .contract import RuleSystem
-from .core import GM_ONLY, Event, State, Viewer, clone, event, reaches_only_the_gm, told
+from .core import GM_ONLY, Event, Owned, State, Viewer, clone, event, reaches_only_the_gm, told
 from .dice import DiceSource
 from .errors import IllegalDeclaration, NotPermitted
 from .fair import ended_by_gm, with_reveal
@@ -188,7 +189,7 @@ def _step(
     board_dice: Callable[[Mapping[str, Any]], DiceSource] | None = None,
 ) -> Step:
     """The step of one command (:func:`step`), before :func:`_others_told`."""
-    work = clone(state)
+    work = Owned(clone(state))  # (the system's apply changes this copy in place: rules.core.own)
     viewer, kind, record = command.viewer, command.kind, command.record()
     if kind == END:
         if not viewer.is_gm:
@@ -299,6 +300,8 @@ def settle(before: Mapping[str, Any], after: State, events: list[Event], checkpo
     """The end of every command, the board's and the authority's alike: the dice seed revealed in
     the events when the command ended the battle (``before`` and ``after``: the states around it)."""
     was = str(before.get("status", "active"))
+    if type(after) is Owned:  # the state kept and sent is a plain dict, like every state read back
+        after = dict(after)
     if record.get("type") not in _UNCONCEALED and (hiding.hidden_names(before) or hiding.hidden_names(after)):
         events = hiding.conceal(list(events), before, after)
         hiding.note_strikes(after, events)

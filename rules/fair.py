@@ -199,7 +199,18 @@ def step_name(events: Sequence[Mapping[str, Any]], viewer: Viewer, state: Mappin
     >>> step_name([event("hp.set", "The DM sets the troll's hit points to 30.", visibility="gm")], Viewer.spectator(), {}) is None
     True
     """
+    return _name_of(_shown_lines(events, viewer, state))
+
+
+def step_told(events: Sequence[Mapping[str, Any]], viewer: Viewer, state: Mapping[str, Any]) -> tuple[str | None, list[str]]:
+    """A step's name (:func:`step_name`) and its lines (:func:`step_lines`) in the words ``viewer``
+    got of it, read once."""
     lines = _shown_lines(events, viewer, state)
+    return _name_of(lines), [text for text, _dice in lines]
+
+
+def _name_of(lines: list[tuple[str, bool]]) -> str | None:
+    """A step's name read off its shown lines (see :func:`step_name`)."""
     if not lines:
         return None
     text = next((line for line, dice in lines if dice), lines[0][0])

@@ -363,9 +363,9 @@ def dice_view(state: Mapping[str, Any], viewer: Viewer) -> dict[str, Any] | None
 
     Everyone sees that the battle waits and for whom; the purpose and the entry are for those who
     may type the faces (the roller's seat and the GM)."""
-    if not active(state) and pending(state) is None:
-        return None
     found = settings(state)
+    if found["mode"] == "board" and not found["combatants"] and found["pending"] is None:  # (not active, nothing due)
+        return None
     combatants = state.get("combatants", {})
     view: dict[str, Any] = {
         "mode": found["mode"],

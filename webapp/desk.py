@@ -21,7 +21,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from rules import InvalidDeclaration, RulesError, Viewer
-from rules.fair import step_lines, step_name
+from rules.fair import step_told
 
 from .models import Battle, BattleEvent, GameTable, Seat
 from .store import BattleRecord, CommandStore, command_store
@@ -125,8 +125,8 @@ def require_seats(lineup: Iterable[Mapping[str, Any]], seats: Iterable[Seat]) ->
 
 def offer(version: int, events: list[dict[str, Any]]) -> dict[str, Any]:
     """The step made at ``version`` (its ``events``) as the GM's confirmation of an undo names it."""
-    gm = Viewer.gm()
-    return {"v": version, "name": step_name(events, gm, {}) or "the last step", "lines": step_lines(events, gm, {})[:8]}
+    name, lines = step_told(events, Viewer.gm(), {})
+    return {"v": version, "name": name or "the last step", "lines": lines[:8]}
 
 
 class Desk:

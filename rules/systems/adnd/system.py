@@ -21,7 +21,7 @@ from typing import Any
 from ... import contract, read, terrain
 from ...carry_over import carried_fields, carry_over_help
 from ...contract import RuleSystem
-from ...core import GM_ONLY, PUBLIC, Event, Field, State, Viewer, clone, event, require, told
+from ...core import GM_ONLY, PUBLIC, Event, Field, State, Viewer, event, own, require, told
 from ...dice import DiceSource, Roll
 from ...errors import IllegalDeclaration, InvalidDeclaration
 from ...physical import rolled_by
@@ -287,9 +287,9 @@ class AdndDemonIdol(RuleSystem):
         at = declaration.get("at")
         if at is not None and (isinstance(at, bool) or not isinstance(at, int | float)):
             raise InvalidDeclaration("the time stamp 'at' must be a number of seconds")
-        # its own copy: the engine (rules/engine.py) and the physical dice hand in one of their own, but
-        # the tests apply to a state they keep using (after a refused declaration too)
-        new = clone(state)
+        # the engine's copy for this command, or a copy of the state handed in (the odds and the
+        # tests apply one state again and again): rules.core.own
+        new = own(state)
         events: list[Event] = []
         handler(new, declaration, viewer, dice, events)
         if at is not None:

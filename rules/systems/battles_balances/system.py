@@ -15,7 +15,7 @@ from typing import Any
 from rules import contract, read, terrain
 from rules.carry_over import carried_fields, carry_over_help, parse_effects
 from rules.contract import RuleSystem
-from rules.core import Event, Field, State, Viewer, clone, event
+from rules.core import Event, Field, State, Viewer, event, own
 from rules.dice import DiceSource
 from rules.errors import IllegalDeclaration, InvalidDeclaration
 from rules.physical import rolled_by
@@ -217,7 +217,9 @@ class BattlesAndBalances(RuleSystem):
         handler = self.handler(kind)
         if handler is None:
             raise InvalidDeclaration(f"unknown declaration type {kind!r}")
-        new = clone(state)
+        # the engine's copy for this command, or a copy of the state handed in (the odds and the
+        # tests apply one state again and again): rules.core.own
+        new = own(state)
         if kind in self.gm_declarations and not viewer.is_gm:
             raise IllegalDeclaration(f"only the GM may {kind.replace('_', ' ')}")
         events: list[Event] = handler(new, declaration, viewer, dice)

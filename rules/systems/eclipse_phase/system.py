@@ -11,7 +11,7 @@ from typing import Any
 
 from ... import contract, read, terrain
 from ...carry_over import carried_fields, carry_over_help, parse_conditions
-from ...core import Event, Field, State, Viewer, clone, combatant_visibility, event, told
+from ...core import Event, Field, State, Viewer, combatant_visibility, event, own, told
 from ...dice import DiceSource
 from ...errors import IllegalDeclaration, InvalidDeclaration
 from ...physical import pending as physical_pending
@@ -287,9 +287,9 @@ class EclipsePhase(View):
             raise IllegalDeclaration("the battle is not running")
         if kind in self.gm_declarations and not viewer.is_gm:
             raise IllegalDeclaration(f"only the GM may send {kind}")
-        # a copy of its own: the engine, the physical dice and the odds each give apply a copy it may change,
-        # but the rules tests call it on a state they keep using, and check that it is left unchanged
-        new = clone(state)
+        # the engine's copy for this command, or a copy of the state handed in (the odds and the
+        # tests apply one state again and again): rules.core.own
+        new = own(state)
         events: list[Event] = []
         handler(new, declaration, viewer, dice, events)
         return new, events

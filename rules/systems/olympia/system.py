@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 from rules import contract, read
 from rules.carry_over import carry_over_help
 from rules.contract import RuleSystem
-from rules.core import Event, Field, State, Viewer, clone, event, require
+from rules.core import Event, Field, State, Viewer, clone, event, own, require
 from rules.dice import DiceSource
 from rules.errors import IllegalDeclaration, InvalidDeclaration, NotPermitted
 
@@ -243,9 +243,9 @@ class Olympia(RuleSystem):
             raise InvalidDeclaration(f"unknown declaration type {kind!r}")
         if state.get("status") == "ended":
             raise IllegalDeclaration("the battle is over")
-        # its own copy still: the engine and the physical dice hand in one, but the tests and
-        # rules/systems/olympia/odds.py apply the same state again and again
-        new = clone(state)
+        # the engine's copy for this command, or a copy of the state handed in (the odds and the
+        # tests apply one state again and again): rules.core.own
+        new = own(state)
         events = handler(new, declaration, viewer, dice)
         return new, events
 

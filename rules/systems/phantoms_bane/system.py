@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 from rules import contract
 from rules.carry_over import carried_fields, carry_over_help
 from rules.contract import RuleSystem
-from rules.core import Event, Field, State, Viewer, clone, event
+from rules.core import Event, Field, State, Viewer, clone, event, own
 from rules.dice import DiceSource
 from rules.errors import IllegalDeclaration, InvalidDeclaration
 
@@ -178,9 +178,9 @@ class PhantomsBane(RuleSystem):
         if handler is None:
             *kinds, last = self.declarations
             raise InvalidDeclaration(f"unknown declaration type {kind!r} (expected {', '.join(kinds)} or {last})")
-        # its own copy still: the engine and the physical dice hand in one, but the odds
-        # (odds.py, every dice path from one state) and the tests apply the same state again and again
-        new = clone(state)
+        # the engine's copy for this command, or a copy of the state handed in (the odds and the
+        # tests apply one state again and again): rules.core.own
+        new = own(state)
         if new.get("status") != "active":
             raise IllegalDeclaration("the duel is not under way")
         result: tuple[State, list[Event]] = handler(new, declaration, dice)

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 from rules import contract
 from rules.contract import RuleSystem
-from rules.core import Event, Field, State, Viewer, clone, event
+from rules.core import Event, Field, State, Viewer, event, own
 from rules.dice import DiceSource
 from rules.errors import IllegalDeclaration, InvalidDeclaration
 
@@ -76,7 +76,7 @@ class OneDie(RuleSystem):
         handler = self.handler(declaration.get("type"))
         if handler is None:
             raise InvalidDeclaration(f"unknown declaration type {declaration.get('type')!r} (expected roll or force)")
-        new = clone(state)  # its own copy: the tests apply the same state more than once
+        new = own(state)  # the engine's copy, or a copy: the tests apply the same state more than once
         if new.get("status") != "active":
             raise IllegalDeclaration("the duel is not under way")
         result: tuple[State, list[Event]] = handler(new, declaration, dice)
