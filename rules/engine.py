@@ -56,8 +56,8 @@ handed to the computer can act at once.
 ...         return ended, [event("die.rolled", f"A {roll.total}.", rolls=[roll])]
 >>> state = {"status": "active", "combatants": {"a": {"name": "Ann", "controller": "gm", "seat": None}}}
 >>> made = step(HighRoll(), state, Command("roll", {}, Viewer.gm(), now=12.5), ScriptedDice([6]), seed="s33d")
->>> [e["type"] for e in made.events], made.state["status"], made.record
-(['die.rolled', 'dice.revealed'], 'ended', {'type': 'roll', 'at': 12.5})
+>>> [e["type"] for e in made.events], made.state["status"], made.record, type(made.state)
+(['die.rolled', 'dice.revealed'], 'ended', {'type': 'roll', 'at': 12.5}, <class 'dict'>)
 >>> step(HighRoll(), made.state, Command("roll", {}, Viewer.gm()), ScriptedDice([1]), seed="s33d")
 Traceback (most recent call last):
 ...
