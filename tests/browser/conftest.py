@@ -12,6 +12,7 @@ import signal
 import socket
 import subprocess
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -128,27 +129,134 @@ def screenshots_taken_again() -> Iterator[None]:
     patch.undo()
 
 
+#: the contexts a test has given back, kept open for the next test that asks for one made alike
+#: (per browser, by the options they were made with): see ``ContextPool``
+_POOLS: dict[int, ContextPool] = {}
+#: the methods that change a context for good: a context a test called one of them on is closed at
+#: the end, never handed to another test
+_TAINTING = ("add_init_script", "route", "route_from_har", "unroute", "unroute_all", "expose_binding", "expose_function",
+             "new_cdp_session", "set_offline", "set_extra_http_headers", "set_geolocation", "grant_permissions",
+             "set_default_timeout", "set_default_navigation_timeout")
+
+
+class ContextPool:
+    """Browser contexts handed from one test to the next (per test process and browser).
+
+    A new context costs Chromium about a second of CPU (a network context, storage, a renderer
+    process), and a test opens three or four: on two cores that was the largest share of the browser
+    tests' time. A context a test is done with (its ``close``, or the test's end) comes here instead:
+    its pages are closed, its cookies, permissions and the storage of every origin its pages opened
+    (local storage, IndexedDB, caches) are cleared, and the next test that asks for a context made
+    with the same options gets it, as clean as a new one. Each keeps a blank page of its own open, so
+    that the renderer it started stays warm. A context a test changed for good (an init script of its
+    own, routes, offline, a CDP session: :data:`_TAINTING`) is really closed, and so is one handed
+    out many times."""
+
+    #: idle contexts kept per set of options, and how many tests one context serves
+    KEEP, USES = 4, 30
+
+    def __init__(self, browser: Any) -> None:
+        self.browser = browser
+        self.new_context = browser.new_context  # Playwright's own
+        self.idle: dict[str, list[Any]] = {}
+
+    def take(self, kwargs: dict[str, Any], seed: str) -> Any:
+        key = json.dumps(kwargs, sort_keys=True, default=str)
+        idle = self.idle.get(key) or []
+        context = idle.pop() if idle else self._make(key, kwargs)
+        context._pool_state.update(out=True, uses=context._pool_state["uses"] + 1)
+        # this test's seeded crypto.getRandomValues (the last init script added wins)
+        context._pool_state["init"](script=f"({FIXED_RANDOM})({json.dumps(seed)})")
+        return context
+
+    def _make(self, key: str, kwargs: dict[str, Any]) -> Any:
+        context = self.new_context(**kwargs)
+        originals = {name: getattr(context, name) for name in (*_TAINTING, "new_page", "close")}
+        anchor = originals["new_page"]()  # (about:blank, never handed out)
+        state: dict[str, Any] = {"key": key, "uses": 0, "out": False, "tainted": False, "origins": set(),
+                                 "anchor": anchor, "cdp": originals["new_cdp_session"](anchor), "init": originals["add_init_script"],
+                                 "close": originals["close"]}
+        context._pool_state = state
+
+        def tainting(name: str) -> Any:
+            def call(*args: Any, **kw: Any) -> Any:
+                state["tainted"] = True
+                return originals[name](*args, **kw)
+            return call
+
+        for name in _TAINTING:
+            setattr(context, name, tainting(name))
+
+        def new_page(*args: Any, **kw: Any) -> Any:
+            page = originals["new_page"](*args, **kw)
+            page.on("framenavigated", lambda frame: state["origins"].add(origin_of(frame.url)) if frame.parent_frame is None else None)
+            return page
+
+        context.new_page = new_page
+        context.close = lambda *args, **kw: self.give_back(context)
+        return context
+
+    def give_back(self, context: Any) -> None:
+        """A test is done with ``context``: keep it for the next (cleaned) or close it."""
+        state = context._pool_state
+        if not state["out"]:
+            return  # given back already
+        state["out"] = False
+        try:
+            idle = self.idle.setdefault(state["key"], [])
+            if state["tainted"] or state["uses"] >= self.USES or len(idle) >= self.KEEP or not self.browser.is_connected():
+                raise LookupError("not kept")
+            for page in context.pages:
+                if page is not state["anchor"]:
+                    state["origins"].add(origin_of(page.url))
+                    page.close()
+            context.clear_cookies()
+            context.clear_permissions()
+            for origin in state["origins"] - {""}:
+                state["cdp"].send("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": "all"})
+            state["origins"].clear()
+            idle.append(context)
+        except Exception:  # noqa: BLE001 - not kept: closed for good (or already gone with the browser)
+            try:
+                state["close"]()
+            except Exception:  # noqa: BLE001
+                pass
+
+
+def origin_of(url: str) -> str:
+    """``scheme://host:port`` of a page's address ("" for about:blank and the like).
+
+    >>> origin_of("http://127.0.0.1:5071/t/duel/gm?key=x"), origin_of("about:blank")
+    ('http://127.0.0.1:5071', '')
+    """
+    parts = urllib.parse.urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}" if parts.scheme in ("http", "https") and parts.netloc else ""
+
+
 @pytest.fixture(autouse=True)
 def fixed_client_seeds(request: pytest.FixtureRequest) -> Iterator[None]:
-    """Every context a test opens (``browser.new_context``, ``browser.new_page``) gets the seeded
-    ``crypto.getRandomValues`` above, seeded by the test's id and the context's place in the test, so
-    the phones' client seeds are the same on every run. The contexts left open are closed at the end."""
+    """Every context a test opens (``browser.new_context``, ``browser.new_page``) comes from the
+    test process's :class:`ContextPool` and gets the seeded ``crypto.getRandomValues`` above, seeded
+    by the test's id and the context's place in the test, so the phones' client seeds are the same
+    on every run. The contexts still out at the end go back to the pool."""
     if "browser" not in request.fixturenames:
         yield
         return
     browser = request.getfixturevalue("browser")
+    pool = _POOLS.get(id(browser))
+    if pool is None or pool.browser is not browser:
+        pool = _POOLS[id(browser)] = ContextPool(browser)
     opened: list[Any] = []
-    original_new_context = browser.new_context
 
     def new_context(*args: Any, **kwargs: Any) -> Any:
+        if args:
+            raise TypeError("browser.new_context takes keyword arguments only here")
         # still pages (the boards' own prefers-reduced-motion rules): no dice rolling in, no bar
         # sliding, no halo turning round the active token at every frame. On two cores, the pages'
         # animations took the CPU the servers and the other worker needed. A test about an animation
         # asks for one (``reduced_motion="no-preference"``).
         kwargs.setdefault("reduced_motion", "reduce")
-        context = original_new_context(*args, **kwargs)
-        seed = f"{TEST_SEED}/{request.node.nodeid}/{len(opened)}"
-        context.add_init_script(script=f"({FIXED_RANDOM})({json.dumps(seed)})")
+        context = pool.take(kwargs, f"{TEST_SEED}/{request.node.nodeid}/{len(opened)}")
         opened.append(context)
         return context
 
@@ -163,10 +271,7 @@ def fixed_client_seeds(request: pytest.FixtureRequest) -> Iterator[None]:
     finally:
         patch.undo()
         for context in opened:
-            try:
-                context.close()
-            except Exception:  # noqa: BLE001 - closed by the test already, or the browser went away
-                pass
+            pool.give_back(context)
 
 
 def free_port() -> int:
