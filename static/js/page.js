@@ -167,8 +167,11 @@ function relocate() {
     all.forEach((el, i) => { if (slot.children[i] !== el) slot.insertBefore(el, slot.children[i] || null); });
     while (slot.childElementCount > all.length) slot.lastElementChild.remove();
   };
+  // (a part with nothing in it stays where it is: a board whose actions are all held while real dice
+  // are due must not leave the GM an empty "Due now")
+  const filled = (el) => el.textContent.trim() !== "" || el.querySelector("button, input, select, textarea, img, svg, canvas") !== null;
   if (els.due) {
-    const found = role === "player" ? [...pick("mine"), ...pick("due")] : pick("due");
+    const found = (role === "player" ? [...pick("mine"), ...pick("due")] : pick("due")).filter(filled);
     els.due.className = `due-slot ${family}`;
     fill(els.due, found);
   }

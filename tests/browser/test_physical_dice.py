@@ -106,6 +106,7 @@ def test_a_phantoms_bane_duel_with_dice_typed_on_two_phones(browser: Any, live_s
                     gm.wait_for_selector("[data-testid=dice-due]")  # the GM console can type it too
                     expect(gm.locator("[data-testid=dice-board]")).to_be_visible()
                     expect(other.locator("[data-testid^=choose-]").first).to_be_hidden()  # nobody declares meanwhile
+                    expect(gm.locator("[data-testid=due-now]")).to_be_hidden()  # (no empty "Due now" beside the roll)
                     phone.screenshot(path=str(shots / "pb-phone-roll-due.png"))
                     other.screenshot(path=str(shots / "pb-other-phone-waiting.png"))
                     gm.screenshot(path=str(shots / "pb-gm-waiting.png"))
