@@ -196,6 +196,16 @@ class ContextPool:
         context.close = lambda *args, **kw: self.give_back(context)
         return context
 
+    def close_all(self) -> None:
+        """Close every idle context (the test process is done with the browser)."""
+        for idle in self.idle.values():
+            for context in idle:
+                try:
+                    context._pool_state["close"]()
+                except Exception:  # noqa: BLE001 - gone with the browser already
+                    pass
+        self.idle.clear()
+
     def give_back(self, context: Any) -> None:
         """A test is done with ``context``: keep it for the next (cleaned) or close it."""
         state = context._pool_state
@@ -221,6 +231,15 @@ class ContextPool:
                 state["close"]()
             except Exception:  # noqa: BLE001
                 pass
+
+
+@pytest.fixture(scope="session")
+def browser(browser: Any) -> Iterator[Any]:
+    """pytest-playwright's browser, whose pooled contexts are closed before it is."""
+    yield browser
+    pool = _POOLS.pop(id(browser), None)
+    if pool is not None:
+        pool.close_all()
 
 
 def origin_of(url: str) -> str:
