@@ -120,7 +120,11 @@ def settings(state: Mapping[str, Any]) -> Settings:
 
 def active(state: Mapping[str, Any]) -> bool:
     """Whether any roll of this battle may be physical (otherwise the board's dice are used unwrapped)."""
-    found = settings(state)
+    return _any_physical(settings(state))
+
+
+def _any_physical(found: Settings) -> bool:
+    """Whether settings let any roll be physical (see :func:`active`)."""
     return found["mode"] != "board" or bool(found["combatants"])
 
 
@@ -364,7 +368,7 @@ def dice_view(state: Mapping[str, Any], viewer: Viewer) -> dict[str, Any] | None
     Everyone sees that the battle waits and for whom; the purpose and the entry are for those who
     may type the faces (the roller's seat and the GM)."""
     found = settings(state)
-    if found["mode"] == "board" and not found["combatants"] and found["pending"] is None:  # (not active, nothing due)
+    if not _any_physical(found) and found["pending"] is None:
         return None
     combatants = state.get("combatants", {})
     view: dict[str, Any] = {

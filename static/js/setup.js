@@ -250,14 +250,7 @@ export function renderOptions(root, table, ctx) {
 
 /** The fields of ``from`` the GM changed since it was drawn, with their values, into ``to``. */
 function carryChanged(from, to) {
-  for (const name of from.__changed || []) {
-    const old = from.elements.namedItem(name);
-    const now = to.elements.namedItem(name);
-    if (!old || !now || now.type !== old.type) continue;
-    if (old.type === "checkbox") now.checked = old.checked;
-    else now.value = old.value;
-    to.__changed.add(name);
-  }
+  for (const name of copyFields(from, to, from.__changed || [])) to.__changed.add(name);
 }
 
 export function renderRosters(root, table, ctx) {
@@ -316,15 +309,23 @@ function groupFields(fields) {
   return groups;
 }
 
-function keepTyped(from, to) {
-  const focused = from.contains(document.activeElement) ? document.activeElement.name : null;
-  for (const old of from.elements) {
-    if (!old.name) continue;
-    const now = to.elements.namedItem(old.name);
-    if (!now || now.type !== old.type) continue;
+/** The values of the fields ``names`` of form ``from`` into the same fields of ``to``; the names copied. */
+function copyFields(from, to, names) {
+  const copied = [];
+  for (const name of names) {
+    const old = from.elements.namedItem(name);
+    const now = to.elements.namedItem(name);
+    if (!old || !now || now.type !== old.type) continue;
     if (old.type === "checkbox") now.checked = old.checked;
     else now.value = old.value;
+    copied.push(name);
   }
+  return copied;
+}
+
+function keepTyped(from, to) {
+  const focused = from.contains(document.activeElement) ? document.activeElement.name : null;
+  copyFields(from, to, [...from.elements].map((el) => el.name).filter(Boolean));
   if (focused) queueMicrotask(() => { const el = to.elements.namedItem(focused); if (el && el.focus) el.focus(); });
 }
 
