@@ -132,6 +132,21 @@ def pending(state: Mapping[str, Any]) -> dict[str, Any] | None:
     return settings(state)["pending"]
 
 
+def names_seat(state: Mapping[str, Any], seat: str | None) -> bool:
+    """Whether the roll the battle waits for names a seat: as one that may type its faces, or as the
+    seat whose declaration waits for them (:func:`dice_view` shows such a seat more than others).
+
+    >>> waiting = {"physical": {"pending": {"need": {"seats": ["s1"]}, "viewer": {"seat": "s2"}}}}
+    >>> [names_seat(waiting, s) for s in ("s1", "s2", "s3")], names_seat({}, "s1")
+    ([True, True, False], False)
+    """
+    waiting = pending(state)
+    if not isinstance(waiting, Mapping) or seat is None:
+        return False
+    need, viewer = waiting.get("need") or {}, waiting.get("viewer") or {}
+    return seat in (need.get("seats") or []) or viewer.get("seat") == seat
+
+
 def _rolls_physically(state: Mapping[str, Any], cid: str) -> bool:
     found = settings(state)
     combatant = state.get("combatants", {}).get(cid)

@@ -23,7 +23,7 @@ from flask_socketio import SocketIO
 from rules import Viewer
 
 from .models import GameTable, Seat
-from .projection import ConsoleShelf, project, table_payload
+from .projection import ConsoleShelf, project, shown_as, table_payload
 from .service import UNKNOWN, CommandResult
 from .store import BattleRecord, record_fields
 from .wire import BoardRedisManager
@@ -70,21 +70,19 @@ class Broadcast:
     def battle_updated(self, result: CommandResult, seat_ids: list[str], *, fog: frozenset[tuple[int, int]] | None = frozenset()) -> None:
         """Send each projection room its own update of an accepted command (the seats of the table:
         ``seat_ids``; ``fog``: the table's fogged squares, whose occupants only the GM is sent; None:
-        not known, so only the GM is sent the update). Rooms whose projections are equal (seats that control nothing see what
-        spectators see) share one emit: one encoding, one queue message."""
+        not known, so only the GM is sent the update). Rooms whose projections are equal share one
+        emit: one encoding, one queue message. Seats that control nothing are shown what the
+        spectators are (:func:`webapp.projection.shown_as`): their payload is not worked out again."""
         battle = result.battle
         if battle is None or result.undo_offer is UNKNOWN:
             raise ValueError("an update is broadcast from the battle the command left and its undo offer")
         groups: list[tuple[dict[str, Any], list[str]]] = []
         spectators: dict[str, Any] | None = None
-        idle: list[dict[str, Any]] = []  # projections of seats that control no combatant
-        shared: dict[str, Any] | None = None  # the one every such seat gets, once that is plain
         for viewer in audience(seat_ids):  # the GM and spectators first
             if (result.quiet or fog is None) and not viewer.is_gm:
                 continue  # a GM's secret: nothing tells the others it happened (not even a new version)
-            is_idle = viewer.role == "player" and not viewer.own_combatants(battle.state)
-            if is_idle and shared is not None:
-                payload = shared
+            if spectators is not None and shown_as(battle.state, viewer).role == "spectator":
+                payload = spectators  # a seat that controls nothing is shown what the spectators are
             else:
                 payload = project(battle, viewer, result.events, result.undo_offer, fog=fog or frozenset())
                 # the others' pages hold the version they were last told of (a GM's secret since
@@ -93,16 +91,9 @@ class Broadcast:
                 payload.update(t="update", prev_v=told)
                 if viewer.role == "spectator":
                     spectators = payload
-                elif is_idle:
-                    # rules see a seat only through what it controls, so seats that control nothing
-                    # look alike: once one looks like the spectators, or two look like each other,
-                    # the rest get that projection without computing it again
-                    if payload == spectators or (idle and payload == idle[0]):
-                        shared = payload
-                    idle.append(payload)
             room = room_of(result.table_id, viewer)
             for same, rooms in groups:
-                if same == payload:
+                if same is payload or same == payload:
                     rooms.append(room)
                     break
             else:

@@ -45,6 +45,7 @@ def project(battle: Battle | BattleRecord, viewer: Viewer, events: Iterable[Mapp
     undo would take back now (``undo_offer``, named for the confirmation; None: nothing to undo).
     ``fog``: the table's fogged squares; nothing standing on one reaches a player (but their own
     combatants) or a spectator (:func:`webapp.fog.hide_fogged`)."""
+    viewer = shown_as(battle.state, viewer)
     system = get_system(battle.system_id)
     view = engine.project(system, battle.state, viewer)  # the system's part and the common view shape
     physical = physical_dice.dice_view(battle.state, viewer)  # the roll due from real dice (H9)
@@ -70,6 +71,23 @@ def project(battle: Battle | BattleRecord, viewer: Viewer, events: Iterable[Mapp
     elif (own := viewer.own_combatants(battle.state)):
         payload["yours"] = own
     return hide_fogged(payload, fog, viewer)
+
+
+def shown_as(state: Mapping[str, Any], viewer: Viewer) -> Viewer:
+    """Whom a battle is projected for: a seat that controls no combatant, and that no roll due
+    names, is shown what the spectators are (the rules see a seat only through the combatants it
+    controls), so the broadcaster sends such seats the spectators' payload without working it out
+    again; any other viewer is itself.
+
+    >>> state = {"combatants": {"c1": {"controller": "seat", "seat": "s1"}}}
+    >>> [shown_as(state, v).role for v in (Viewer.player("s1"), Viewer.player("s2"), Viewer.gm(), Viewer.spectator())]
+    ['player', 'spectator', 'gm', 'spectator']
+    >>> shown_as({**state, "physical": {"pending": {"need": {"seats": ["s2"]}, "viewer": {"seat": "s1"}}}}, Viewer.player("s2")).role
+    'player'
+    """
+    if viewer.role == "player" and not physical_dice.names_seat(state, viewer.seat) and not viewer.own_combatants(state):
+        return Viewer.spectator()
+    return viewer
 
 
 @dataclass(frozen=True)
