@@ -10,7 +10,9 @@ No sockets and no message queue: one Phantom's Bane table with six seats, its tw
 choosing in turn, a pause of 10 ms between commands (so PostgreSQL is idle when each one arrives,
 as at a real table). It prints the wall time of a declaration (``BattleService.declare``, which
 includes the projections for the broadcast) and of its write alone (``store.write``, one statement
-and its commit), p50, p90, p99 and max, and the CPU per declaration of this process.
+and its commit), p50, p90, p99 and max, and the CPU per declaration of this process. The process is
+set up as ``battleboard serve`` sets up its own: the write-ahead log checkpointed by a thread of its
+own, and the garbage collector settled (:func:`webapp.app.settle_memory`).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ def pct(values: list[float], p: float) -> float:
 
 def run(database_url: str, commands: int, background_checkpoints: bool = True, chances_seconds: float = 0.0) -> None:
     from rules import Viewer, get_system
-    from webapp.app import create_app, hub
+    from webapp.app import create_app, hub, settle_memory
     from webapp.db import checkpoint_in_background
 
     # the live chances off by default: their worker (up to a second of playouts after every update,
@@ -46,6 +48,7 @@ def run(database_url: str, commands: int, background_checkpoints: bool = True, c
     service = hub(app).service
     if background_checkpoints and checkpoint_in_background(service.engine):  # as a serving process does
         print("SQLite: the write-ahead log is checkpointed by a thread of its own")
+    settle_memory()  # as a serving process does once started: start-up's objects frozen, full collections on a timer
     presets = {p["name"]: p for p in get_system("phantoms-bane").presets()}
     sturdy = {"health": 30, "defence": 12, "armour_bonus": 8}
     table = service.create_table("Bench table", "phantoms-bane")
