@@ -107,6 +107,9 @@ def test_a_phantoms_bane_duel_with_dice_typed_on_two_phones(browser: Any, live_s
                     expect(gm.locator("[data-testid=dice-board]")).to_be_visible()
                     expect(other.locator("[data-testid^=choose-]").first).to_be_hidden()  # nobody declares meanwhile
                     expect(gm.locator("[data-testid=due-now]")).to_be_hidden()  # (no empty "Due now" beside the roll)
+                    for page in (alice, bob, gm):  # the choice held for the dice counts as made: nobody is "choosing"
+                        expect(page.locator(".pb-waiting")).to_have_text("Both have chosen")
+                        expect(page.locator("[data-testid=combatant-c2]")).to_contain_text("Has chosen")
                     phone.screenshot(path=str(shots / "pb-phone-roll-due.png"))
                     other.screenshot(path=str(shots / "pb-other-phone-waiting.png"))
                     gm.screenshot(path=str(shots / "pb-gm-waiting.png"))

@@ -188,6 +188,22 @@ def test_the_views_show_what_to_roll_only_to_who_may_type_it() -> None:
     assert dice_view(state, SPECTATOR)["physical"] == ["j"]
 
 
+def test_a_choice_held_for_real_dice_shows_as_chosen_and_stays_secret() -> None:
+    """While the turn's dice are due, the card of the side whose choice ended the turn says it has
+    chosen (nobody is "still choosing"), and no page but the GM's learns what."""
+    pb = get_system("phantoms-bane")
+    state = with_mode(pb_state(), "players")
+    state, _, _ = play(pb, state, {"type": "choose", "combatant": "j", "option": "attack"}, Viewer.player("s1"), [])
+    state, _ = apply_declaration(pb, state, {"type": "choose", "combatant": "m", "option": "defend"}, GM, ScriptedDice([]))
+    assert pending(state) is not None and state["choices"].get("m") is None  # held, not applied
+    for viewer in (GM, SPECTATOR, Viewer.player("s1")):
+        view = pb.view_for(state, viewer)
+        assert view["waiting_for"] == [], viewer
+        assert view["combatants"]["m"]["has_chosen"] and view["combatants"]["j"]["has_chosen"]
+    for viewer in (SPECTATOR, Viewer.player("s1")):
+        assert "defend" not in str(pb.view_for(state, viewer)["combatants"]["m"]) and "defend" not in str(dice_view(state, viewer))
+
+
 # --- Eclipse Phase ------------------------------------------------------------------------------
 
 

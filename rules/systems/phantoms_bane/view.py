@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rules.core import State, Viewer
+from rules.physical import pending
 
 from .data import OPTION_HELP, OPTION_LABELS, OPTIONS, VISIBLE_KEYS
 from .ratings import capped, gear_label
@@ -22,6 +23,23 @@ def may_see_choice(state: Mapping[str, Any], cid: str, own: set[str], gm: bool) 
     return gm and state["combatants"][cid]["controller"] == "gm"
 
 
+def held_choice(state: Mapping[str, Any]) -> str | None:
+    """The combatant whose choice is declared but held while the battle waits for real dice (the
+    choice that ends a turn needs the turn's rolls: :mod:`rules.physical` keeps it until they come).
+    Its card says it has chosen, as any other chosen card does; what it chose stays unsaid.
+
+    >>> held_choice({"physical": {"pending": {"declaration": {"type": "choose", "combatant": "c2", "option": "attack"}}}})
+    'c2'
+    >>> held_choice({}), held_choice({"physical": {"pending": {"declaration": {"type": "resolve"}}}})
+    (None, None)
+    """
+    waiting = pending(state)
+    declaration = waiting.get("declaration") if isinstance(waiting, Mapping) else None
+    if isinstance(declaration, Mapping) and declaration.get("type") == "choose" and isinstance(declaration.get("combatant"), str):
+        return str(declaration["combatant"])
+    return None
+
+
 def project(state: Mapping[str, Any], own: set[str], gm: bool) -> dict[str, Any]:
     """What a viewer sees: everything public, plus the pending choices of ``own`` (all for the GM).
 
@@ -29,6 +47,7 @@ def project(state: Mapping[str, Any], own: set[str], gm: bool) -> dict[str, Any]
     copying them: a state is never changed once made (``apply`` works on a copy), and a view is only
     read and sent. It is computed for every viewer after every declaration, so copies would cost."""
     combatants: dict[str, Any] = {}
+    held = held_choice(state) if state.get("status") == "active" else None
     for cid in state["order"]:
         c = state["combatants"][cid]
         entry = {key: c[key] for key in VISIBLE_KEYS if key in c}
@@ -39,7 +58,7 @@ def project(state: Mapping[str, Any], own: set[str], gm: bool) -> dict[str, Any]
                 {**item, "effective": capped(item["bonus"], c[stat])} if item else None
             )
             entry[f"{slot}_label"] = gear_label(item, c[stat])
-        entry["has_chosen"] = state["choices"].get(cid) is not None
+        entry["has_chosen"] = state["choices"].get(cid) is not None or cid == held
         entry["mine"] = cid in own
         if may_see_choice(state, cid, own, gm):
             entry["choice"] = state["choices"].get(cid)
@@ -56,7 +75,7 @@ def project(state: Mapping[str, Any], own: set[str], gm: bool) -> dict[str, Any]
         "waiting_for": [
             cid
             for cid in state["order"]
-            if state["choices"].get(cid) is None and state.get("status") == "active"
+            if state["choices"].get(cid) is None and cid != held and state.get("status") == "active"
         ],
         "last_turn": state.get("last_turn"),
         "outcome": state.get("outcome"),
