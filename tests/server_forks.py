@@ -53,6 +53,10 @@ def _helper() -> None:
     import webapp.db  # noqa: F401
     import webapp.vendor  # noqa: F401
 
+    _import_what_serving_imports()
+    import gc
+
+    gc.freeze()  # (each child's start collects once: what is imported here is left out of it)
     waitpid = monkey.get_original("os", "waitpid")
     while True:
         try:
@@ -68,6 +72,45 @@ def _helper() -> None:
             done, status = waitpid(request["pid"], os.WNOHANG)
             answer = os.waitstatus_to_exitcode(status) if done else None
         os.write(1, (json.dumps(answer) + "\n").encode())
+
+
+def _import_what_serving_imports() -> None:
+    """Import now what a served board imports only when first asked, so that no child pays for it
+    again (a fifth of the servers' CPU in the browser tests went to these imports): every module of
+    the board and of its rule systems (the test system too), the Socket.IO transport on gevent, and
+    the libraries of the report's charts, the chances and the map images."""
+    import importlib
+    import pkgutil
+
+    # (numpy's OpenBLAS then starts no threads of its own in the helper: a fork would keep none)
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    import rules
+    import webapp
+
+    skip = ("webapp.wsgi", "webapp.__main__", "webapp.migrations")  # (wsgi makes an app when imported)
+    for package in (rules, webapp):
+        for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+            if not module.name.startswith(skip):
+                importlib.import_module(module.name)
+    from rules.registry import EXTRA_SYSTEMS_VARIABLE
+
+    for name in filter(None, (n.strip() for n in os.environ.get(EXTRA_SYSTEMS_VARIABLE, "").split(","))):
+        package = importlib.import_module(name)
+        for module in pkgutil.walk_packages(getattr(package, "__path__", []), name + "."):
+            importlib.import_module(module.name)
+    import engineio.async_drivers.gevent  # noqa: F401
+    import gevent.pywsgi  # noqa: F401
+    import gevent.resolver.thread  # noqa: F401
+    import gevent.threadpool  # noqa: F401
+    import matplotlib.backends.backend_svg  # noqa: F401
+    import matplotlib.figure  # noqa: F401
+    import matplotlib.ticker  # noqa: F401
+    import numpy.random  # noqa: F401
+    import simple_websocket  # noqa: F401
+    import sqlalchemy.dialects.sqlite.pysqlite  # noqa: F401
+    from PIL import Image
+
+    Image.init()
 
 
 def _child(request: dict[str, Any], main: Any) -> None:
