@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import atexit
 import functools
 import os
 import re
+import shutil
 import signal
 import sqlite3
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -121,10 +124,18 @@ def interrupt(process: subprocess.Popen[Any] | Forked, timeout: float = 10.0) ->
             continue
 
 
-def make_app(instance: Path, **overrides: Any) -> Any:
+def make_app(instance: Path, *, migrate: bool = False, **overrides: Any) -> Any:
+    """An app of the tests on ``instance``: on its own SQLite file there unless ``database_url``
+    says otherwise. A file not there yet starts as a copy of the process's database at the newest
+    schema (the start-up then has no migration to run), unless ``migrate``: the migration tests see
+    every step run on a new file."""
+    database = instance / "test.sqlite3"
+    if "database_url" not in overrides and not migrate and not database.exists():
+        instance.mkdir(parents=True, exist_ok=True)
+        copy_database(head_database(), database)
     config = load_config(
         instance_path=instance,
-        database_url=overrides.pop("database_url", f"sqlite:///{instance / 'test.sqlite3'}"),
+        database_url=overrides.pop("database_url", f"sqlite:///{database}"),
         secret_key="test-secret",
         testing=True,
         # seats' ids and battles' seeds derived from a fixed seed, so a table's dice are the same on
@@ -142,19 +153,27 @@ def make_app(instance: Path, **overrides: Any) -> Any:
     return app
 
 
-@pytest.fixture(scope="session")
-def migrated_database(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A SQLite file at the newest schema, made once per test process: the ``app`` fixture starts
-    from a copy of it instead of running every migration for each test (the start-up then finds the
+@functools.cache
+def head_database() -> Path:
+    """A SQLite file at the newest schema, made once per test process: the tests' apps start from a
+    copy of it instead of running every migration for each test (the start-up then finds the
     database at the head and has nothing to do, as on any later start). The migration tests make
-    their own databases (``make_app``), and see every step run."""
-    path = tmp_path_factory.mktemp("migrated") / "head.sqlite3"
+    their own databases (``make_app(..., migrate=True)``), and see every step run."""
+    folder = Path(tempfile.mkdtemp(prefix="battleboard-head-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    path = folder / "head.sqlite3"
     engine = make_engine(f"sqlite:///{path}")
     try:
         create_tables(engine)
     finally:
         engine.dispose()
     return path
+
+
+@pytest.fixture(scope="session")
+def migrated_database() -> Path:
+    """:func:`head_database`, for the tests that copy it themselves."""
+    return head_database()
 
 
 def copy_database(source: Path, target: Path) -> None:
@@ -170,7 +189,16 @@ def app(tmp_path: Path, migrated_database: Path) -> Iterator[Any]:
     copy_database(migrated_database, tmp_path / "test.sqlite3")  # (make_app's database)
     application = make_app(tmp_path)
     yield application
+    close_app(application)
+
+
+def close_app(application: Any) -> None:
+    """The end of a test's app: its database let go, and its live chances' worker stopped (else an
+    exact chance it was working out goes on beside the next tests)."""
     application.extensions["battleboard"].service.engine.dispose()
+    chances = application.extensions.get("battleboard_chances")
+    if chances is not None:
+        chances.close()
 
 
 @pytest.fixture

@@ -118,6 +118,8 @@ class LiveChances:
         self.superseded = 0
         #: the last note that got playouts where its system has an exact way: worked on when idle
         self._refine: Note | None = None
+        #: set by :meth:`close`: the worker stops
+        self._closed = False
 
     # --- the notes ------------------------------------------------------------------------------
     def battle_updated(self, result: Any) -> None:
@@ -130,7 +132,7 @@ class LiveChances:
                        battle.state, battle.seed))
 
     def note(self, note: Note) -> None:
-        if self.budget <= 0:
+        if self.budget <= 0 or self._closed:
             return
         with self._guard:
             self._notes.pop(note.battle_id, None)
@@ -154,10 +156,19 @@ class LiveChances:
             self.busy = (note.battle_id, note.version)
             return note
 
+    def close(self) -> None:
+        """Stop the worker (the app is done with it): a computation under way stops at its next
+        check, and no note is taken up after. The tests close each app's worker at their end, so
+        that no exact chances of a finished test go on being worked out beside the next ones."""
+        self._closed = True
+        self._wake.set()
+
     def _loop(self) -> None:
-        while True:
+        while not self._closed:
             note = self._next()
             if note is None:
+                if self._closed:
+                    return
                 refine, self._refine = self._refine, None
                 if refine is not None:
                     try:
@@ -188,13 +199,13 @@ class LiveChances:
 
         def stop() -> bool:
             sleep(0)  # let the other greenlets (the tables' commands) run between playouts
-            return time.monotonic() > deadline or self.newer(note)
+            return time.monotonic() > deadline or self.newer(note) or self._closed
 
         def exact_stop() -> bool:
             # an exact answer that takes longer leaves the rest of the time to playouts (what it
             # worked out is kept: the next update of the same duel goes on from there)
             sleep(0)
-            return time.monotonic() > exact_deadline or self.newer(note)
+            return time.monotonic() > exact_deadline or self.newer(note) or self._closed
 
         message = work_out(note, stop, exact_stop)
         if self.newer(note):
@@ -217,7 +228,7 @@ class LiveChances:
 
         def stop() -> bool:
             sleep(0)
-            return time.monotonic() > began + self.budget * REFINING or self.waiting()
+            return time.monotonic() > began + self.budget * REFINING or self.waiting() or self._closed
 
         found = rules_chances.exact_only(get_system(note.system_id), note.state, stop)
         if found is None:

@@ -13,7 +13,7 @@ import pytest
 from sqlmodel import select
 
 from rules import Viewer
-from tests.conftest import Table, copy_database, duel_lineup, make_app
+from tests.conftest import Table, close_app, copy_database, duel_lineup, make_app
 from webapp.chances_live import LiveChances, Note, live
 
 
@@ -22,7 +22,7 @@ def app(tmp_path: Path, migrated_database: Path) -> Any:
     copy_database(migrated_database, tmp_path / "test.sqlite3")
     application = make_app(tmp_path, chances_seconds=0.3)  # live chances on, kept short
     yield application
-    application.extensions["battleboard"].service.engine.dispose()
+    close_app(application)
 
 
 def chances_of(client: Any) -> list[dict[str, Any]]:

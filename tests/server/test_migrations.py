@@ -196,7 +196,7 @@ def test_the_old_database_is_upgraded_at_start_up_and_every_battle_replays(tmp_p
 
 # --- a new database, one at the baseline --------------------------------------------------------
 def test_a_new_database_is_made_at_the_head_and_a_second_start_changes_nothing(tmp_path: Path, steps_run: Any) -> None:
-    app = make_app(tmp_path)
+    app = make_app(tmp_path, migrate=True)
     service = app.extensions["battleboard"].service
     try:
         assert steps_run() == EVERY_STEP
@@ -322,7 +322,7 @@ def test_a_migration_that_fails_leaves_the_database_as_it_was(tmp_path: Path) ->
 def test_the_added_columns_are_taken_back_and_made_again_around_battles(tmp_path: Path) -> None:
     """The downgrades, for a developer stepping back: on SQLite they rebuild tables that others
     refer to (batch mode), so the rows referring to them must survive it."""
-    app = make_app(tmp_path)
+    app = make_app(tmp_path, migrate=True)
     service = app.extensions["battleboard"].service
     table = service.create_table("Taken back", "phantoms-bane")
     service.set_lineup(table.id, duel_lineup())
