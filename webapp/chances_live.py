@@ -158,9 +158,11 @@ class LiveChances:
 
     def close(self) -> None:
         """Stop the worker (the app is done with it): a computation under way stops at its next
-        check, and no note is taken up after. The tests close each app's worker at their end, so
+        check and sends nothing, and no note is taken up after. The tests close each app's worker at their end, so
         that no exact chances of a finished test go on being worked out beside the next ones."""
         self._closed = True
+        with self._guard:
+            self._notes.clear()
         self._wake.set()
 
     def _loop(self) -> None:
@@ -208,6 +210,8 @@ class LiveChances:
             return time.monotonic() > exact_deadline or self.newer(note) or self._closed
 
         message = work_out(note, stop, exact_stop)
+        if self._closed:
+            return None
         if self.newer(note):
             self.superseded += 1
             return None
@@ -231,7 +235,7 @@ class LiveChances:
             return time.monotonic() > began + self.budget * REFINING or self.waiting() or self._closed
 
         found = rules_chances.exact_only(get_system(note.system_id), note.state, stop)
-        if found is None:
+        if found is None or self._closed:
             if self.waiting() and not self.newer(note):
                 self._refine = note
             return None

@@ -318,3 +318,23 @@ def test_a_duels_estimate_is_replaced_by_its_exact_chances_once_worked_out(app: 
                 break
         assert time.monotonic() < kept_by, "the exact chances were not kept"
         time.sleep(0.05)
+
+
+def test_a_closed_worker_stops_what_it_works_out_and_takes_no_more(app: Any) -> None:
+    """``LiveChances.close`` (an app done with its worker, as every test's is at its end): the
+    computation under way stops at its next check, sends nothing, and no later update is worked out."""
+    duel = Table(app)
+    gm, alice, bob = duel.gm(), duel.alice(), duel.bob()
+    chances = live(app.extensions["battleboard"])
+    chances.budget = 30.0  # (a computation that would go on far longer than this test waits)
+    choose_both(duel, alice, bob, "c1")
+    end = time.monotonic() + 10
+    while chances.busy is None:
+        assert time.monotonic() < end, "the worker never took the update up"
+        time.sleep(0.01)
+    gm.get_received()
+    chances.close()
+    idle(app, timeout=10)  # stopped well before its 30 s
+    v = choose_both(duel, alice, bob, "c2")
+    time.sleep(0.3)
+    assert v > 0 and chances_of(gm) == [] and not chances._notes
