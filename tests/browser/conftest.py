@@ -132,6 +132,11 @@ def screenshots_taken_again() -> Iterator[None]:
 #: the contexts a test has given back, kept open for the next test that asks for one made alike
 #: (per browser, by the options they were made with): see ``ContextPool``
 _POOLS: dict[int, ContextPool] = {}
+#: the methods that change a page for good: the pool's kept page of a context (see
+#: ``ContextPool._new_anchor``) that a test called one of them on is closed at the end, not kept
+_PAGE_TAINTING = ("add_init_script", "route", "route_from_har", "unroute", "unroute_all", "expose_binding", "expose_function",
+                  "set_extra_http_headers", "set_default_timeout", "set_default_navigation_timeout", "emulate_media",
+                  "add_locator_handler", "remove_locator_handler", "route_web_socket")
 #: the methods that change a context for good: a context a test called one of them on is closed at
 #: the end, never handed to another test
 _TAINTING = ("add_init_script", "route", "route_from_har", "unroute", "unroute_all", "expose_binding", "expose_function",
@@ -172,10 +177,11 @@ class ContextPool:
     def _make(self, key: str, kwargs: dict[str, Any]) -> Any:
         context = self.new_context(**kwargs)
         originals = {name: getattr(context, name) for name in (*_TAINTING, "new_page", "close")}
-        anchor = originals["new_page"]()  # (about:blank, never handed out)
         state: dict[str, Any] = {"key": key, "uses": 0, "out": False, "tainted": False, "origins": set(),
-                                 "anchor": anchor, "cdp": originals["new_cdp_session"](anchor), "init": originals["add_init_script"],
-                                 "close": originals["close"]}
+                                 "init": originals["add_init_script"], "close": originals["close"],
+                                 "new_page": originals["new_page"], "new_cdp_session": originals["new_cdp_session"]}
+        self._new_anchor(context, state)
+        state["cdp"] = originals["new_cdp_session"](state["anchor"])
         context._pool_state = state
 
         def tainting(name: str) -> Any:
@@ -188,6 +194,9 @@ class ContextPool:
             setattr(context, name, tainting(name))
 
         def new_page(*args: Any, **kw: Any) -> Any:
+            if not args and not kw and not state["anchor_out"]:
+                state["anchor_out"] = True  # the page kept open is this test's first page of the context
+                return state["anchor"]
             page = originals["new_page"](*args, **kw)
             page.on("framenavigated", lambda frame: state["origins"].add(origin_of(frame.url)) if frame.parent_frame is None else None)
             return page
@@ -195,6 +204,63 @@ class ContextPool:
         context.new_page = new_page
         context.close = lambda *args, **kw: self.give_back(context)
         return context
+
+    def _new_anchor(self, context: Any, state: dict[str, Any]) -> None:
+        """Open the context's kept page (about:blank): handed out as the first page a test asks of
+        the context, and kept when the test is done with it (its ``close`` takes it back to
+        about:blank, its listeners are removed, its size is set back). A page a test changed for
+        good (an init script or a route of its own, emulated media, its timeouts) is closed and
+        another opened in its place."""
+        page = state["new_page"]()
+        listeners: list[tuple[str, Any]] = []
+        originals = {name: getattr(page, name) for name in ("on", "once", "close", *_PAGE_TAINTING)}
+        state.update(anchor=page, anchor_out=False, anchor_tainted=False, anchor_listeners=listeners,
+                     anchor_viewport=page.viewport_size, anchor_close=originals["close"])
+
+        def listening(name: str) -> Any:
+            def call(event: str, f: Any) -> None:
+                listeners.append((event, f))
+                originals[name](event, f)
+            return call
+
+        def tainting(name: str) -> Any:
+            def call(*args: Any, **kw: Any) -> Any:
+                state["anchor_tainted"] = True
+                return originals[name](*args, **kw)
+            return call
+
+        page.on, page.once = listening("on"), listening("once")
+        for name in _PAGE_TAINTING:
+            setattr(page, name, tainting(name))
+        page.close = lambda *args, **kw: self._blank(state)
+        page.on("framenavigated", lambda frame: state["origins"].add(origin_of(frame.url)) if frame.parent_frame is None else None)
+        listeners.clear()  # (the pool's own listener stays)
+
+    def _blank(self, state: dict[str, Any]) -> None:
+        """The kept page back to about:blank (what a test's ``close`` of it does: its sockets close)."""
+        page = state["anchor"]
+        state["origins"].add(origin_of(page.url))
+        page.goto("about:blank")
+
+    def _take_back_anchor(self, context: Any, state: dict[str, Any]) -> None:
+        """The kept page, handed out to a test that is done: as it was before, or a new one."""
+        if not state["anchor_out"]:
+            return
+        page = state["anchor"]
+        for event, f in state["anchor_listeners"]:
+            page.remove_listener(event, f)
+        state["anchor_listeners"].clear()
+        if state["anchor_tainted"] or page.is_closed():
+            if not page.is_closed():
+                state["origins"].add(origin_of(page.url))
+                state["anchor_close"]()
+            self._new_anchor(context, state)
+            state["cdp"] = state["new_cdp_session"](state["anchor"])
+            return
+        self._blank(state)
+        if page.viewport_size != state["anchor_viewport"] and state["anchor_viewport"] is not None:
+            page.set_viewport_size(state["anchor_viewport"])
+        state["anchor_out"] = False
 
     def close_all(self) -> None:
         """Close every idle context (the test process is done with the browser)."""
@@ -220,6 +286,7 @@ class ContextPool:
                 if page is not state["anchor"]:
                     state["origins"].add(origin_of(page.url))
                     page.close()
+            self._take_back_anchor(context, state)
             context.clear_cookies()
             context.clear_permissions()
             for origin in state["origins"] - {""}:
