@@ -14,12 +14,16 @@ from sqlmodel import select
 
 from rules import Viewer
 from tests.conftest import Table, close_app, copy_database, duel_lineup, make_app
+from webapp import chances_live
 from webapp.chances_live import LiveChances, Note, live
 
 
 @pytest.fixture
-def app(tmp_path: Path, migrated_database: Path) -> Any:
+def app(tmp_path: Path, migrated_database: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     copy_database(migrated_database, tmp_path / "test.sqlite3")
+    # the worker does not go on with a duel's exact chain between updates: only one test waits for
+    # that, and it says so (else a whole chain was worked out beside every test, about 10 s of CPU)
+    monkeypatch.setattr(chances_live, "REFINING", 0)
     application = make_app(tmp_path, chances_seconds=0.3)  # live chances on, kept short
     yield application
     close_app(application)
@@ -280,7 +284,6 @@ def test_a_duels_estimate_is_replaced_by_its_exact_chances_once_worked_out(app: 
     exact way given no time here), then the worker, with nothing else to do, works the chain out and
     sends the exact chances of the same version, which the replay and the report keep."""
     from rules.systems.phantoms_bane import chances as duel_chances
-    from webapp import chances_live
     from webapp.report_chances import kept
 
     monkeypatch.setattr(chances_live, "EXACT_SHARE", 0.0)
