@@ -18,8 +18,8 @@ pytestmark = pytest.mark.browser
 PHONE = {"viewport": {"width": 375, "height": 667}, "is_mobile": True, "has_touch": True, "device_scale_factor": 2}
 
 
-def create_duel_table(gm: Any, server: LiveServer) -> None:
-    create_table(gm, server, "Tuesday duel", "phantoms-bane", ("Jharek", "Wild Monster"))
+def create_duel_table(gm: Any, server: LiveServer, *, by_form: bool = False) -> None:
+    create_table(gm, server, "Tuesday duel", "phantoms-bane", ("Jharek", "Wild Monster"), by_form=by_form)
 
 
 def join_as(phone: Any, gm: Any, name: str) -> None:
@@ -57,7 +57,7 @@ def test_a_duel_from_gm_screen_to_phone_to_spectator(browser: Any, live_server: 
     watch_context = browser.new_context(viewport={"width": 1280, "height": 720})
     try:
         gm, phone, watch = gm_context.new_page(), phone_context.new_page(), watch_context.new_page()
-        create_duel_table(gm, live_server)
+        create_duel_table(gm, live_server, by_form=True)  # (the front page's form, as a GM fills it)
         join_as(phone, gm, "Alice")
         give_to_player(gm, 0, "Alice")
         watch_spy = SocketSpy(watch)
