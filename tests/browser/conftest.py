@@ -249,7 +249,10 @@ class ContextPool:
             return
         page = state["anchor"]
         for event, f in state["anchor_listeners"]:
-            page.remove_listener(event, f)
+            try:
+                page.remove_listener(event, f)
+            except KeyError:  # (a ``once`` listener that has run is gone already)
+                pass
         state["anchor_listeners"].clear()
         if state["anchor_tainted"] or page.is_closed():
             if not page.is_closed():
