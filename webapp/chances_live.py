@@ -158,8 +158,9 @@ class LiveChances:
 
     def close(self) -> None:
         """Stop the worker (the app is done with it): a computation under way stops at its next
-        check and sends nothing, and no note is taken up after. The tests close each app's worker at their end, so
-        that no exact chances of a finished test go on being worked out beside the next ones."""
+        check and sends nothing, and no note is taken up after. The tests close each app's worker
+        at their end, so that no exact chances of a finished test go on being worked out beside the
+        next ones."""
         self._closed = True
         with self._guard:
             self._notes.clear()
