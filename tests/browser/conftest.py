@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import signal
 import socket
@@ -23,7 +22,7 @@ import pytest
 import socketio
 from playwright.sync_api import expect
 
-from tests.conftest import disconnect_now, interrupt
+from tests.conftest import CSRF_FIELD, disconnect_now, interrupt
 from tests.server_forks import Forked, serve
 
 REPO = Path(__file__).resolve().parents[2]
@@ -185,21 +184,15 @@ class ContextPool:
         state["cdp"] = originals["new_cdp_session"](state["anchor"])
         context._pool_state = state
 
-        def tainting(name: str) -> Any:
-            def call(*args: Any, **kw: Any) -> Any:
-                state["tainted"] = True
-                return originals[name](*args, **kw)
-            return call
-
         for name in _TAINTING:
-            setattr(context, name, tainting(name))
+            setattr(context, name, _flagging(state, "tainted", originals[name]))
 
         def new_page(*args: Any, **kw: Any) -> Any:
             if not args and not kw and not state["anchor_out"]:
                 state["anchor_out"] = True  # the page kept open is this test's first page of the context
                 return state["anchor"]
             page = originals["new_page"](*args, **kw)
-            page.on("framenavigated", lambda frame: state["origins"].add(origin_of(frame.url)) if frame.parent_frame is None else None)
+            _note_origins(page, state)
             return page
 
         context.new_page = new_page
@@ -224,17 +217,11 @@ class ContextPool:
                 originals[name](event, f)
             return call
 
-        def tainting(name: str) -> Any:
-            def call(*args: Any, **kw: Any) -> Any:
-                state["anchor_tainted"] = True
-                return originals[name](*args, **kw)
-            return call
-
         page.on, page.once = listening("on"), listening("once")
         for name in _PAGE_TAINTING:
-            setattr(page, name, tainting(name))
+            setattr(page, name, _flagging(state, "anchor_tainted", originals[name]))
         page.close = lambda *args, **kw: self._blank(state)
-        page.on("framenavigated", lambda frame: state["origins"].add(origin_of(frame.url)) if frame.parent_frame is None else None)
+        _note_origins(page, state)
         listeners.clear()  # (the pool's own listener stays)
 
     def _blank(self, state: dict[str, Any]) -> None:
@@ -302,6 +289,19 @@ class ContextPool:
                 state["close"]()
             except Exception:  # noqa: BLE001
                 pass
+
+
+def _flagging(state: dict[str, Any], flag: str, method: Any) -> Any:
+    """``method``, setting ``state[flag]`` when called (a context's or a kept page's change for good)."""
+    def call(*args: Any, **kw: Any) -> Any:
+        state[flag] = True
+        return method(*args, **kw)
+    return call
+
+
+def _note_origins(page: Any, state: dict[str, Any]) -> None:
+    """Note in ``state`` every origin the page's main frame goes to (their storage is cleared later)."""
+    page.on("framenavigated", lambda frame: state["origins"].add(origin_of(frame.url)) if frame.parent_frame is None else None)
 
 
 @pytest.fixture(scope="session")
@@ -608,9 +608,6 @@ class SocketSpy:
 
     def text(self) -> str:
         return "\n".join(self.frames)
-
-
-CSRF_FIELD = re.compile(r'name="csrf_token" value="([^"]+)"')
 
 
 def create_table(gm: Any, server: LiveServer, name: str, system: str, presets: tuple[str, ...] = (), *, by_form: bool = False) -> None:

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import CSRF_FIELD, LiveServer, SocketSpy, at_rest, box_of, create_table
+from tests.browser.conftest import LiveServer, SocketSpy, at_rest, box_of, create_table
+from tests.conftest import CSRF_FIELD
 from tests.flaky_line import FlakyLine
 
 pytestmark = pytest.mark.browser
