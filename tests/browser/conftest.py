@@ -15,7 +15,7 @@ import subprocess
 import time
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -126,6 +126,11 @@ def screenshots_taken_again() -> Iterator[None]:
 
     patch = pytest.MonkeyPatch()
     patch.setattr(Page, "screenshot", screenshot)
+    if os.environ.get("XPOLL"):
+        original_wff = Page.wait_for_function
+        def wff(page: Page, expression: str, *, arg: Any = None, timeout: float | None = None, polling: Any = None) -> Any:
+            return original_wff(page, expression, arg=arg, timeout=timeout, polling=polling if polling is not None else int(os.environ["XPOLL"]))
+        patch.setattr(Page, "wait_for_function", wff)
     yield
     patch.undo()
 
@@ -628,6 +633,24 @@ def wait_for_client_seed(phone: Any, timeout: float = 10_000) -> None:
         "() => Object.keys(localStorage).some((k) => k.startsWith('battleboard-entropy-') && localStorage.getItem(k) === '1')",
         timeout=timeout,
     )
+
+
+def start_with_seeds_in_turn(start: Callable[[], None], phones: Sequence[Any]) -> None:
+    """Start the battle (``start()``) with the phones' client seeds taken in the phones' order.
+
+    A phone sends its seed as soon as it holds a running battle, and the board mixes the seeds into
+    the dice in the order they come (static/js/entropy.js): two phones on the page at the start
+    raced, and the dice of the whole battle followed whichever came first (the four-combatant
+    Eclipse Phase fight ended at version 41 in one run and at 182 in the next). So every phone after
+    the first waits on about:blank until the one before has its seed in, then opens its page again."""
+    addresses = [phone.url for phone in phones]
+    for phone in phones[1:]:
+        phone.goto("about:blank")
+    start()
+    for index, (phone, address) in enumerate(zip(phones, addresses, strict=True)):
+        if index:
+            phone.goto(address)
+        wait_for_client_seed(phone)
 
 
 def box_of(locator: Any, timeout: float = 10.0) -> dict[str, float]:

@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
-from tests.browser.conftest import LiveServer, SocketSpy, box_of, wait_for_client_seed
+from tests.browser.conftest import LiveServer, SocketSpy, box_of, start_with_seeds_in_turn
 from tests.browser.test_duel import PHONE, give_to_player, join_as
 
 pytestmark = pytest.mark.browser
@@ -180,11 +180,11 @@ def test_an_adnd_encounter_from_reaction_to_outcome(browser: Any, live_server: L
         watch.goto(gm.get_attribute("[data-testid=watch-link]", "href"))
         watch.wait_for_selector("[data-testid=connection-status][data-state=live]")
 
-        gm.click("[data-testid=start-battle]")
+        # the phones' client seeds are in, one after the other: no later version slips between the
+        # GM's and what every page is waited for (sync), and the dice are the same every run
+        start_with_seeds_in_turn(lambda: gm.click("[data-testid=start-battle]"), (alice, bob))
         for page in (gm, *others):  # (a phone folds the procedure under the step under way)
             page.wait_for_selector("[data-testid=step-reaction][data-state=current]", state="attached")
-        for phone in (alice, bob):  # the phones' client seeds are in: no later version slips between
-            wait_for_client_seed(phone)  # the GM's and what every page is waited for (sync)
         gm.screenshot(path=str(shots / "gm-start.png"), full_page=True)
 
         # --- the encounter checks: reaction, surprise, distance, opening morale (skipped with a note)

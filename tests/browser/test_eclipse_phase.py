@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import LiveServer, SocketSpy, box_of, create_table
+from tests.browser.conftest import LiveServer, SocketSpy, box_of, create_table, start_with_seeds_in_turn
 from tests.browser.test_duel import PHONE, give_to_player, join_as
 
 pytestmark = pytest.mark.browser
@@ -45,7 +45,8 @@ def test_one_exchange_between_two_phones(browser: Any, live_server: LiveServer, 
         spy = SocketSpy(watch)
         watch.goto(gm.get_attribute("[data-testid=watch-link]", "href"))
         watch.wait_for_selector("[data-testid=connection-status][data-state=live]")
-        gm.click("[data-testid=start-battle]")
+        # the phones' client seeds in, one after the other (the same dice every run)
+        start_with_seeds_in_turn(lambda: gm.click("[data-testid=start-battle]"), (alice, bob))
         for p in (gm, alice, bob, watch):
             p.wait_for_selector("[data-testid=ep-initiative]")
         if bob.locator("[data-testid=ep-end-turn]").count():  # the guard won initiative: it waits

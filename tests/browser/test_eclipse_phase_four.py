@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from tests.browser.conftest import GmSocket, LiveServer, SocketSpy, create_table, wait_for_client_seed
+from tests.browser.conftest import GmSocket, LiveServer, SocketSpy, create_table, start_with_seeds_in_turn
 from tests.browser.test_duel import PHONE, give_to_player, join_as
 
 pytestmark = pytest.mark.browser
@@ -112,11 +112,10 @@ def test_four_combatants_two_phones(browser: Any, live_server: LiveServer, shots
         spy = SocketSpy(watch)
         watch.goto(gm.get_attribute("[data-testid=watch-link]", "href"))
         watch.wait_for_selector("[data-testid=connection-status][data-state=live]")
-        gm.click("[data-testid=start-battle]")
+        # the phones' client seeds are in, one after the other, before anyone acts (the same dice every run)
+        start_with_seeds_in_turn(lambda: gm.click("[data-testid=start-battle]"), (alice, bob))
         for p in (gm, alice, bob, watch):
             p.wait_for_selector("[data-testid=ep-initiative]")
-        for phone in (alice, bob):  # the phones' client seeds are in before anyone acts (the same dice every run)
-            wait_for_client_seed(phone)
         assert alice.evaluate("document.documentElement.scrollWidth") <= 375
         # a player's phone folds every combatant's card away (not drawn while folded); opened, it
         # shows numbers only for its own combatant

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import LiveServer, box_of, create_table, wait_for_client_seed
+from tests.browser.conftest import LiveServer, box_of, create_table, start_with_seeds_in_turn
 from tests.browser.test_duel import PHONE, give_to_player, join_as
 
 pytestmark = pytest.mark.browser
@@ -63,11 +63,10 @@ def test_a_phantoms_bane_duel_with_dice_typed_on_two_phones(browser: Any, live_s
         give_to_player(gm, 1, "Bob")
         set_who_rolls(gm, "players")
         gm.click("[data-testid=tab-lineup]")
-        gm.click("[data-testid=start-battle]")
+        # the phones' client seeds are in, one after the other: no later version resets a typed die
+        start_with_seeds_in_turn(lambda: gm.click("[data-testid=start-battle]"), (alice, bob))
         gm.wait_for_selector("[data-testid=turn]")
         phones = {"c1": alice, "c2": bob}
-        for phone in phones.values():  # the phones' client seeds are in: no later version resets a typed die
-            wait_for_client_seed(phone)
         # the GM console lists who rolls real dice, with a switch per combatant
         gm.click("[data-testid=dice-switches] summary")
         expect(gm.locator("[data-testid=dice-switch-c1]")).to_have_attribute("aria-pressed", "true")
@@ -186,14 +185,14 @@ def test_an_eclipse_phase_exchange_with_d100s_typed_on_phones(browser: Any, live
         give_to_player(gm, 1, "Bob")
         set_who_rolls(gm, "players")
         gm.click("[data-testid=tab-lineup]")
-        gm.click("[data-testid=start-battle]")
+        # the phones' client seeds are in, one after the other, before the first die is typed: a seed
+        # landing later moves the version, and a page then starts its d100 again
+        start_with_seeds_in_turn(lambda: gm.click("[data-testid=start-battle]"), (alice, bob))
         phones = {"alice": alice, "bob": bob}
         seen: set[str] = set()
         # the first action turn's initiative waits for real dice: the GM starts it, each phone types its d6
         for p in (gm, alice, bob):
             expect(p.locator("[data-testid=ep-initiative-due]")).to_contain_text("Roll initiative to begin")
-        for phone in (alice, bob):  # the phones' client seeds are in before the first die is typed: a seed
-            wait_for_client_seed(phone)  # landing later moves the version, and a page then starts its d100 again
         expect(alice.locator("[data-testid=ep-actions]")).to_contain_text("then this phone asks for your d6")
         alice.screenshot(path=str(shots / "ep-alice-initiative-due.png"))
         gm.screenshot(path=str(shots / "ep-gm-initiative-due.png"))
