@@ -129,6 +129,8 @@ def declare_on_phone(phone: Any, gm: Any, cid: str, kinds: tuple[str, ...], spel
     if kind == "charge" and target:
         # the phone's charge panel tells when the charge would land and who could strike back
         expect(phone.locator("[data-testid=charge-target]")).to_be_visible()
+        # in whole feet, as a table says it (the distance between centres has decimals)
+        expect(phone.locator("[data-testid=charge-target]")).to_contain_text(re.compile(r"\(\D*\d+ ft away\)"))
     if spell:
         form.locator("[data-testid=field-spell]").fill("Magic missile")
         form.locator("[data-testid=field-damage]").fill("1d4+1")

@@ -209,7 +209,8 @@ export function render(root, view, ctx) {
       h("h2", {}, `${sel.name}: charge`),
       h("p", {}, `${ch.per_segment_feet} ft each segment, ${ch.reach_feet} ft this round (${ch.reach_inches}" on the grid); weapon ${ch.weapon_length_feet} ft long.`),
       info ? h("p", { class: "ad-charge-target", dataset: { testid: "charge-target" } },
-        `Against ${t.name} (${info.distance_feet} ft away): `,
+        // (whole feet at the table: the distance is measured between centres, 100.45 ft read as noise)
+        `Against ${t.name} (${Number.isInteger(info.distance_feet) ? "" : "about "}${Math.round(info.distance_feet)} ft away): `,
         info.arrival_segment ? h("strong", { dataset: { testid: "arrival-segment" } }, `strikes in segment ${info.arrival_segment}`) : h("strong", {}, "cannot reach this round"),
         info.retaliators.length ? `. Can strike back: ${info.retaliators.map((r) => byId[r] ? byId[r].name : r).join(", ")}.` : ". Nobody can strike back.") :
         h("p", { class: "muted" }, "Tap a foe to see the arrival segment and who can strike back."),
