@@ -126,11 +126,6 @@ def screenshots_taken_again() -> Iterator[None]:
 
     patch = pytest.MonkeyPatch()
     patch.setattr(Page, "screenshot", screenshot)
-    if os.environ.get("XPOLL"):
-        original_wff = Page.wait_for_function
-        def wff(page: Page, expression: str, *, arg: Any = None, timeout: float | None = None, polling: Any = None) -> Any:
-            return original_wff(page, expression, arg=arg, timeout=timeout, polling=polling if polling is not None else int(os.environ["XPOLL"]))
-        patch.setattr(Page, "wait_for_function", wff)
     yield
     patch.undo()
 
