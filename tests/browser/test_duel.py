@@ -11,7 +11,14 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import LiveServer, SocketSpy, at_rest, box_of, create_table
+from tests.browser.conftest import (
+    LiveServer,
+    SocketSpy,
+    at_rest,
+    box_of,
+    create_table,
+    start_with_seeds_in_turn,
+)
 from tests.conftest import CSRF_FIELD
 from tests.flaky_line import FlakyLine
 
@@ -144,9 +151,9 @@ def test_a_second_player_never_sees_the_first_players_choice(browser: Any, live_
         give_to_player(gm, 0, "Alice")
         give_to_player(gm, 1, "Bob")
         bob_spy = SocketSpy(bob)
-        bob.reload()
-        bob.wait_for_selector("[data-testid=connection-status][data-state=live]")
-        start(gm)
+        # the phones' client seeds in, one after the other (the same dice every run); Bob's page opens
+        # again after Alice's seed, its socket recorded from its first frame
+        start_with_seeds_in_turn(lambda: start(gm), (alice, bob))
         alice.click("[data-testid=choose-defend][data-combatant=c1]")
         bob.wait_for_selector("[data-testid=chosen-c1][data-chosen=true]")
         assert not secret_leaks(bob_spy.text(), "defend")
