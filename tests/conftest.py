@@ -170,12 +170,6 @@ def head_database() -> Path:
     return path
 
 
-@pytest.fixture(scope="session")
-def migrated_database() -> Path:
-    """:func:`head_database`, for the tests that copy it themselves."""
-    return head_database()
-
-
 def copy_database(source: Path, target: Path) -> None:
     """SQLite's own backup of ``source`` into a new file ``target`` (whole, whatever its journal holds)."""
     with sqlite3.connect(source) as original, sqlite3.connect(target) as copy:
@@ -185,9 +179,8 @@ def copy_database(source: Path, target: Path) -> None:
 
 
 @pytest.fixture
-def app(tmp_path: Path, migrated_database: Path) -> Iterator[Any]:
-    copy_database(migrated_database, tmp_path / "test.sqlite3")  # (make_app's database)
-    application = make_app(tmp_path)
+def app(tmp_path: Path) -> Iterator[Any]:
+    application = make_app(tmp_path)  # (on a copy of the process's database at the head)
     yield application
     close_app(application)
 

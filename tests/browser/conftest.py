@@ -381,7 +381,7 @@ def home_port() -> int:
 
     A browser keeps what it fetched (the pages' scripts and styles, and the code it compiled from
     them) per address, port included: a server on a new port for each test made every test's pages
-    fetch and compile the board's 35 scripts and styles again, which took Chromium two thirds more
+    fetch and compile the board's 22 scripts and 10 style sheets again, which took Chromium two thirds more
     CPU per page than a page of a server it had seen. The port is picked once per test process, at
     random below the system's range of ports for outgoing connections (so that none of those takes
     it between two tests); when it is held (a server of the module still running, another copy of

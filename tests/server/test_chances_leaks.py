@@ -13,14 +13,13 @@ import pytest
 from sqlmodel import select
 
 from rules import Viewer
-from tests.conftest import Table, close_app, copy_database, duel_lineup, make_app
+from tests.conftest import Table, close_app, duel_lineup, make_app
 from webapp import chances_live
 from webapp.chances_live import LiveChances, Note, live
 
 
 @pytest.fixture
-def app(tmp_path: Path, migrated_database: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    copy_database(migrated_database, tmp_path / "test.sqlite3")
+def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     # the worker does not go on with a duel's exact chain between updates: only one test waits for
     # that, and it says so (else a whole chain was worked out beside every test, about 10 s of CPU)
     monkeypatch.setattr(chances_live, "REFINING", 0)
